@@ -1,0 +1,37 @@
+#include "common/alloc_table.h"
+
+#include <mutex>
+
+namespace hal {
+
+void AllocationTable::insert(const Allocation& alloc) {
+  std::unique_lock lock(mutex_);
+  by_base_[alloc.base] = alloc;
+}
+
+bool AllocationTable::remove(hal_deviceptr base, Allocation* removed) {
+  std::unique_lock lock(mutex_);
+  auto it = by_base_.find(base);
+  if (it == by_base_.end()) return false;
+  *removed = it->second;
+  by_base_.erase(it);
+  return true;
+}
+
+bool AllocationTable::find(hal_deviceptr ptr, Allocation* out) const {
+  std::shared_lock lock(mutex_);
+  auto it = by_base_.upper_bound(ptr);
+  if (it == by_base_.begin()) return false;
+  --it;
+  const Allocation& alloc = it->second;
+  if (ptr - alloc.base >= alloc.size) return false;
+  *out = alloc;
+  return true;
+}
+
+size_t AllocationTable::size() const {
+  std::shared_lock lock(mutex_);
+  return by_base_.size();
+}
+
+} // namespace hal

@@ -1,0 +1,35 @@
+// The allocation table of one device: every live hal_mem_alloc, ordered by base address.
+//
+// Every device pointer that crosses the ABI (copy source or destination, fill target, launch
+// argument, free) is checked here before a backend sees it, so backends can trust the ranges
+// they receive. Lookups are O(log n).
+//
+// Thread-safety: all methods may be called concurrently (readers share a lock).
+#pragma once
+
+#include "common/backend.h"
+
+#include <map>
+#include <shared_mutex>
+
+namespace hal {
+
+class AllocationTable {
+ public:
+  void insert(const Allocation& alloc);
+
+  // Removes the allocation whose base is exactly |base|; false if there is none.
+  bool remove(hal_deviceptr base, Allocation* removed);
+
+  // The allocation containing byte |ptr|, if any.
+  bool find(hal_deviceptr ptr, Allocation* out) const;
+
+  // The number of live allocations.
+  size_t size() const;
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::map<hal_deviceptr, Allocation> by_base_;
+};
+
+} // namespace hal

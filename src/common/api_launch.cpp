@@ -1,0 +1,144 @@
+// hal_launch: the argument list and the launch geometry are checked here, for every backend
+// alike, before a driver sees anything.
+#include "common/api_guard.h"
+#include "common/ranges.h"
+#include "common/registry.h"
+
+#include <cstring>
+
+using namespace hal;
+
+namespace {
+
+const char* kAxis[3] = {"x", "y", "z"};
+
+hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
+                          const hal_launch_config& config, LaunchParams* params) {
+  for (int i = 0; i < 3; ++i) {
+    if (config.grid[i] == 0) {
+      return failf(HAL_ERROR_OUT_OF_RANGE, "grid.{} is 0; every grid dimension must be >= 1",
+                   kAxis[i]);
+    }
+    if (info.max_grid_dim[i] != 0 && config.grid[i] > info.max_grid_dim[i]) {
+      return failf(HAL_ERROR_OUT_OF_RANGE, "grid.{} = {} exceeds the device's limit {}",
+                   kAxis[i], config.grid[i], info.max_grid_dim[i]);
+    }
+    params->grid[i] = config.grid[i];
+  }
+  const bool block_zero = config.block[0] == 0 && config.block[1] == 0 && config.block[2] == 0;
+  const bool fixed = fn.block[0] != 0;
+  if (block_zero) {
+    if (!fixed) {
+      return failf(HAL_ERROR_INVALID_ARGUMENT,
+                   "block is {{0,0,0}} but '{}' has no fixed block size; give config.block",
+                   fn.name);
+    }
+    for (int i = 0; i < 3; ++i) params->block[i] = fn.block[i];
+  } else {
+    for (int i = 0; i < 3; ++i) {
+      if (config.block[i] == 0) {
+        return failf(HAL_ERROR_OUT_OF_RANGE,
+                     "block.{} is 0; give every block dimension (>= 1), or {{0,0,0}} for the "
+                     "kernel's own size",
+                     kAxis[i]);
+      }
+      params->block[i] = config.block[i];
+    }
+    if (fixed && (fn.block[0] != config.block[0] || fn.block[1] != config.block[1] ||
+                  fn.block[2] != config.block[2])) {
+      return failf(HAL_ERROR_OUT_OF_RANGE,
+                   "block {{{},{},{}}} differs from the fixed block size {{{},{},{}}} that '{}' "
+                   "declares; pass that size or {{0,0,0}}",
+                   config.block[0], config.block[1], config.block[2], fn.block[0], fn.block[1],
+                   fn.block[2], fn.name);
+    }
+  }
+  uint64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    if (info.max_block_dim[i] != 0 && params->block[i] > info.max_block_dim[i]) {
+      return failf(HAL_ERROR_OUT_OF_RANGE, "block.{} = {} exceeds the device's limit {}",
+                   kAxis[i], params->block[i], info.max_block_dim[i]);
+    }
+    threads *= params->block[i];
+  }
+  const uint32_t max_threads =
+      fn.max_threads_per_block != 0 ? fn.max_threads_per_block : info.max_threads_per_block;
+  if (max_threads != 0 && threads > max_threads) {
+    return failf(HAL_ERROR_OUT_OF_RANGE,
+                 "block {{{},{},{}}} has {} threads; the limit for '{}' on this device is {}",
+                 params->block[0], params->block[1], params->block[2], threads, fn.name,
+                 max_threads);
+  }
+  if (config.shared_bytes > 0 && !fn.dynamic_shared) {
+    return failf(HAL_ERROR_NOT_SUPPORTED,
+                 "shared_bytes is {} but '{}' cannot size shared memory at launch (on Vulkan, "
+                 "name a shared-bytes specialization constant in hal_module_options)",
+                 config.shared_bytes, fn.name);
+  }
+  const uint64_t shared = uint64_t{fn.static_shared_bytes} + config.shared_bytes;
+  if (info.max_shared_memory_per_block != 0 && shared > info.max_shared_memory_per_block) {
+    return failf(HAL_ERROR_OUT_OF_RANGE,
+                 "shared memory {} bytes ({} static + {} dynamic) exceeds the device's {} bytes "
+                 "per block",
+                 shared, fn.static_shared_bytes, config.shared_bytes,
+                 info.max_shared_memory_per_block);
+  }
+  params->shared_bytes = config.shared_bytes;
+  return HAL_SUCCESS;
+}
+
+hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* const* args,
+                      LaunchParams* params) {
+  params->args = args;
+  if (!fn.params_known || fn.params.empty()) return HAL_SUCCESS;
+  HAL_REQUIRE_ARG(args != nullptr, "args is NULL but '{}' takes {} parameter(s)", fn.name,
+                  fn.params.size());
+  params->pointers.resize(fn.params.size());
+  const uint32_t alignment = dev.impl->info.pointer_alignment;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    HAL_REQUIRE_ARG(args[i] != nullptr, "args[{}] is NULL; '{}' parameter {} needs a value",
+                    i, fn.name, i);
+    if (fn.params[i].kind != HAL_PARAM_POINTER) continue;
+    hal_deviceptr ptr = 0;
+    std::memcpy(&ptr, args[i], sizeof(ptr));
+    const std::string what = fmt::format("'{}' parameter {} (a pointer)", fn.name, i);
+    HAL_RETURN_IF_ERROR(resolve_range(dev, ptr, 0, what.c_str(), &params->pointers[i]));
+    if (alignment > 1 && ptr % alignment != 0) {
+      return failf(HAL_ERROR_INVALID_ARGUMENT,
+                   "{} is {:#x}, which is not a multiple of {} bytes, the pointer alignment "
+                   "device {} requires",
+                   what, ptr, alignment, dev.label);
+    }
+  }
+  return HAL_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+HAL_API hal_status hal_launch(hal_stream stream, hal_function function,
+                              const hal_launch_config* config, void* const* args) {
+  return guarded("hal_launch", [&]() -> hal_status {
+    auto s = find_as<StreamObject>(stream, HandleKind::kStream, "stream");
+    if (!s) return HAL_ERROR_INVALID_HANDLE;
+    auto f = find_as<FunctionObject>(function, HandleKind::kFunction, "function");
+    if (!f) return HAL_ERROR_INVALID_HANDLE;
+    DeviceObject& dev = *s->device;
+    if (f->module->device != &dev) {
+      return failf(HAL_ERROR_INVALID_HANDLE,
+                   "function '{}' was loaded on device {} but the stream is on {}",
+                   f->impl->desc.name, f->module->device->label, dev.label);
+    }
+    HAL_REQUIRE_ARG(config != nullptr, "config is NULL");
+    LaunchParams params;
+    HAL_RETURN_IF_ERROR(check_geometry(dev.impl->info, f->impl->desc, *config, &params));
+    HAL_RETURN_IF_ERROR(check_args(dev, f->impl->desc, args, &params));
+    std::lock_guard lock(s->mutex);
+    if (!s->impl) return fail(HAL_ERROR_INVALID_HANDLE, "the stream was destroyed");
+    HAL_RETURN_IF_ERROR(check_not_lost(dev));
+    return note_device_status(dev, s->impl->launch(*f->impl, params));
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,95 @@
+// Device and host allocations.
+#include "common/api_guard.h"
+#include "common/registry.h"
+
+using namespace hal;
+
+extern "C" {
+
+HAL_API hal_status hal_mem_alloc(hal_device device, size_t size, hal_deviceptr* ptr) {
+  return guarded("hal_mem_alloc", [&]() -> hal_status {
+    auto dev = lookup_device(device);
+    if (!dev) return HAL_ERROR_INVALID_HANDLE;
+    HAL_REQUIRE_ARG(ptr != nullptr, "ptr is NULL");
+    HAL_REQUIRE_ARG(size > 0, "size is 0; allocate at least 1 byte");
+    HAL_RETURN_IF_ERROR(check_not_lost(*dev));
+    const hal_device_info& info = dev->impl->info;
+    if (info.max_allocation_size != 0 && size > info.max_allocation_size) {
+      return failf(HAL_ERROR_OUT_OF_MEMORY,
+                   "{} bytes is more than the largest allocation device {} supports ({} bytes). "
+                   "Split the buffer",
+                   size, dev->label, info.max_allocation_size);
+    }
+    Allocation alloc;
+    HAL_RETURN_IF_ERROR(note_device_status(*dev, dev->impl->mem_alloc(size, &alloc)));
+    if (alloc.base == 0 || alloc.size < size) {
+      dev->impl->mem_free(alloc);
+      return failf(HAL_ERROR_INTERNAL, "the {} backend returned an invalid allocation",
+                   dev->label);
+    }
+    alloc.size = size; // ranges are checked against what the caller asked for
+    dev->allocations.insert(alloc);
+    *ptr = alloc.base;
+    return HAL_SUCCESS;
+  });
+}
+
+HAL_API hal_status hal_mem_free(hal_device device, hal_deviceptr ptr) {
+  return guarded("hal_mem_free", [&]() -> hal_status {
+    auto dev = lookup_device(device);
+    if (!dev) return HAL_ERROR_INVALID_HANDLE;
+    Allocation alloc;
+    if (!dev->allocations.remove(ptr, &alloc)) {
+      Allocation inside;
+      if (ptr != 0 && dev->allocations.find(ptr, &inside)) {
+        return failf(HAL_ERROR_INVALID_ARGUMENT,
+                     "{:#x} is inside the allocation at {:#x}, not its base. Free the base "
+                     "address hal_mem_alloc returned",
+                     ptr, inside.base);
+      }
+      return failf(HAL_ERROR_INVALID_ARGUMENT,
+                   "{:#x} is not a live allocation of device {} (already freed, never "
+                   "allocated, or another device's)",
+                   ptr, dev->label);
+    }
+    // A lost device cannot free anything; the table entry is gone either way.
+    if (dev->lost.load()) return HAL_SUCCESS;
+    return note_device_status(*dev, dev->impl->mem_free(alloc));
+  });
+}
+
+HAL_API hal_status hal_host_alloc(hal_device device, size_t size, void** host) {
+  return guarded("hal_host_alloc", [&]() -> hal_status {
+    auto dev = lookup_device(device);
+    if (!dev) return HAL_ERROR_INVALID_HANDLE;
+    HAL_REQUIRE_ARG(host != nullptr, "host is NULL");
+    HAL_REQUIRE_ARG(size > 0, "size is 0; allocate at least 1 byte");
+    HAL_RETURN_IF_ERROR(check_not_lost(*dev));
+    void* out = nullptr;
+    HAL_RETURN_IF_ERROR(note_device_status(*dev, dev->impl->host_alloc(size, &out)));
+    std::lock_guard lock(dev->host_mutex);
+    dev->host_allocations.insert(out);
+    *host = out;
+    return HAL_SUCCESS;
+  });
+}
+
+HAL_API hal_status hal_host_free(hal_device device, void* host) {
+  return guarded("hal_host_free", [&]() -> hal_status {
+    auto dev = lookup_device(device);
+    if (!dev) return HAL_ERROR_INVALID_HANDLE;
+    {
+      std::lock_guard lock(dev->host_mutex);
+      if (dev->host_allocations.erase(host) == 0) {
+        return failf(HAL_ERROR_INVALID_ARGUMENT,
+                     "{} is not live host memory from hal_host_alloc on device {} (already "
+                     "freed, or allocated elsewhere)",
+                     host, dev->label);
+      }
+    }
+    if (dev->lost.load()) return HAL_SUCCESS;
+    return note_device_status(*dev, dev->impl->host_free(host));
+  });
+}
+
+} // extern "C"

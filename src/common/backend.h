@@ -1,0 +1,162 @@
+// The interface every backend implements: one abstract class per object kind.
+//
+// The runtime in src/common owns everything a backend should not have to think about: handle
+// validation, the allocation table (every pointer a backend receives has already been checked
+// against a live allocation of its device), argument and limit checks for launches, per-stream
+// serialisation, and the text of hal_last_error(). A backend only talks to its driver.
+//
+// Conventions for every method:
+//  - return HAL_SUCCESS, or the result of hal::fail(status, message) so the message reaches
+//    hal_last_error(); name the driver's own error (cuGetErrorName, VkResult name) and a hint;
+//  - never throw on purpose (the ABI boundary catches and reports HAL_ERROR_INTERNAL);
+//  - device methods may be called from several threads at once and must lock what they share;
+//    the runtime serialises calls on one Stream object, never on Device or Event objects.
+//
+// To add a backend: implement these classes in src/<name>/, add a factory to the table in
+// src/common/registry.cpp, and build it from src/<name>/CMakeLists.txt.
+#pragma once
+
+#include <hal/hal.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hal {
+
+class Event;
+class Function;
+class Module;
+class Stream;
+
+// One live device allocation, as recorded in the runtime's allocation table.
+struct Allocation {
+  hal_deviceptr base = 0;
+  size_t size = 0;
+  // Whatever the backend needs to find its own object again (a VkBuffer block and offset, ...).
+  // Set by Device::mem_alloc, handed back on every use, never interpreted by the runtime.
+  uint64_t backend_data = 0;
+};
+
+// A byte range inside one live allocation: [alloc.base + offset, ... + size).
+struct DeviceRange {
+  Allocation alloc;
+  uint64_t offset = 0;
+  hal_deviceptr address() const { return alloc.base + offset; }
+};
+
+struct Specialization {
+  uint32_t id = 0;
+  uint32_t size = 0;  // 1, 2, 4 or 8
+  uint64_t value = 0; // the first |size| bytes hold the constant, little-endian as in memory
+};
+
+struct ModuleOptions {
+  std::vector<Specialization> specializations;
+  bool shared_bytes_constant = false;
+  uint32_t shared_bytes_constant_id = 0;
+};
+
+struct ParamInfo {
+  hal_param_kind kind = HAL_PARAM_VALUE;
+  uint32_t size = 0;
+  uint32_t alignment = 0;
+};
+
+// What the runtime knows about a function; the backend fills it when the module loads.
+struct FunctionDesc {
+  std::string name;
+  bool params_known = true;
+  std::vector<ParamInfo> params;
+  uint32_t block[3] = {0, 0, 0}; // fixed block size, or zeros
+  uint32_t static_shared_bytes = 0;
+  uint32_t max_threads_per_block = 0; // 0: the device's limit applies
+  // Whether hal_launch_config.shared_bytes > 0 can be honoured (CUDA: always; Vulkan: only
+  // through a module's shared-bytes specialization constant).
+  bool dynamic_shared = true;
+};
+
+// A launch after validation: block resolved (never zero), and one entry per parameter in
+// |pointers| (the allocation a pointer argument lies in; value parameters leave it empty).
+struct LaunchParams {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t shared_bytes = 0;
+  void* const* args = nullptr; // as given to hal_launch; valid only during the call
+  std::vector<DeviceRange> pointers;
+};
+
+class Function {
+ public:
+  virtual ~Function() = default;
+  FunctionDesc desc;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  // Every entry point, created at load time, owned by the module. The destructor runs only
+  // after the runtime removed the module's handles; it must keep driver objects alive until
+  // launches already issued have completed (wait, or defer the release).
+  std::vector<std::unique_ptr<Function>> functions;
+};
+
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual hal_status synchronize() = 0;
+  // HAL_SUCCESS when complete or never recorded, HAL_ERROR_NOT_READY otherwise.
+  virtual hal_status query() = 0;
+  // Both events recorded and of the same device (checked by the runtime).
+  virtual hal_status elapsed_ms(Event& end, float* ms) = 0;
+};
+
+class Stream {
+ public:
+  virtual ~Stream() = default; // the runtime synchronises before destroying
+  virtual hal_status copy_htod(const DeviceRange& dst, const void* src, size_t size) = 0;
+  virtual hal_status copy_dtoh(void* dst, const DeviceRange& src, size_t size) = 0;
+  virtual hal_status copy_dtod(const DeviceRange& dst, const DeviceRange& src, size_t size) = 0;
+  // Repeats |pattern| (|pattern_size| 1 or 4 bytes) over |bytes| bytes; bytes is a multiple of
+  // pattern_size, and for 4 the address is 4-aligned.
+  virtual hal_status fill(const DeviceRange& dst, uint32_t pattern, uint32_t pattern_size,
+                          size_t bytes) = 0;
+  virtual hal_status launch(Function& function, const LaunchParams& params) = 0;
+  virtual hal_status record(Event& event) = 0;
+  virtual hal_status wait(Event& event) = 0;
+  virtual hal_status synchronize() = 0;
+  virtual hal_status query() = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  // Filled by the backend at discovery; the registry sets backend_index and global_index.
+  hal_device_info info{};
+
+  // size > 0 and <= info.max_allocation_size. Fills base (unique among live allocations of this
+  // device, never 0, 256-byte aligned), size and backend_data.
+  virtual hal_status mem_alloc(size_t size, Allocation* out) = 0;
+  virtual hal_status mem_free(const Allocation& alloc) = 0;
+  virtual hal_status host_alloc(size_t size, void** out) = 0;
+  virtual hal_status host_free(void* host) = 0;
+  virtual hal_status create_stream(std::unique_ptr<Stream>* out) = 0;
+  virtual hal_status create_event(std::unique_ptr<Event>* out) = 0;
+  // |ir| is one bit of info.ir_mask, already sniffed and checked against the mask.
+  virtual hal_status load_module(hal_ir ir, const uint8_t* blob, size_t size,
+                                 const ModuleOptions& options, std::unique_ptr<Module>* out) = 0;
+  virtual hal_status synchronize() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Opens the vendor library and lists the devices, in the backend's own order. A missing or
+  // unusable library is hal::fail(HAL_ERROR_UNAVAILABLE, reason): the reason says where it
+  // looked and what to install, and is shown by hal-info.
+  virtual hal_status init(std::vector<std::unique_ptr<Device>>* devices) = 0;
+};
+
+} // namespace hal
