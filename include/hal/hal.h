@@ -138,8 +138,8 @@ typedef enum hal_backend {
 typedef struct hal_backend_info {
   uint32_t struct_size;
   hal_backend backend;
-  char name[32];       /* "cuda", "vulkan": the prefix used in device selectors */
-  uint32_t available;  /* 1 when the backend loaded; 0 with |reason| saying why not */
+  char name[32];      /* "cuda", "vulkan": the prefix used in device selectors */
+  uint32_t available; /* 1 when the backend loaded; 0 with |reason| saying why not */
   uint32_t device_count;
   char reason[512]; /* why the backend is unavailable, where to look, what to install; or "" */
 } hal_backend_info;
@@ -162,11 +162,11 @@ typedef struct hal_device_s* hal_device;
 
 /* IR kinds. As bits they form hal_device_info.ir_mask. */
 typedef enum hal_ir {
-  HAL_IR_AUTO = 0,   /* sniff the blob: SPIR-V magic, PTX text, ELF (cubin), fatbin magic */
-  HAL_IR_PTX = 1,    /* NVIDIA PTX assembly text */
-  HAL_IR_SPIRV = 2,  /* Khronos SPIR-V binary, either endianness */
-  HAL_IR_CUBIN = 4,  /* NVIDIA ELF binary for one architecture */
-  HAL_IR_FATBIN = 8  /* NVIDIA fat binary (several cubins and/or PTX) */
+  HAL_IR_AUTO = 0,  /* sniff the blob: SPIR-V magic, PTX text, ELF (cubin), fatbin magic */
+  HAL_IR_PTX = 1,   /* NVIDIA PTX assembly text */
+  HAL_IR_SPIRV = 2, /* Khronos SPIR-V binary, either endianness */
+  HAL_IR_CUBIN = 4, /* NVIDIA ELF binary for one architecture */
+  HAL_IR_FATBIN = 8 /* NVIDIA fat binary (several cubins and/or PTX) */
 } hal_ir;
 
 /* Optional capabilities, as bits of hal_device_info.features. */
@@ -192,9 +192,9 @@ typedef struct hal_device_info {
   uint32_t vendor_id; /* PCI vendor id (0x10de NVIDIA, 0x1002 AMD, 0x8086 Intel, ...) or 0 */
   uint32_t device_id;
   uint8_t uuid[16];
-  uint32_t driver_version; /* the driver's own encoding (CUDA: 1000*major + 10*minor) */
-  uint32_t ir_mask;        /* bits of hal_ir that hal_module_load accepts on this device */
-  uint64_t total_memory;   /* bytes of device memory */
+  uint32_t driver_version;      /* the driver's own encoding (CUDA: 1000*major + 10*minor) */
+  uint32_t ir_mask;             /* bits of hal_ir that hal_module_load accepts on this device */
+  uint64_t total_memory;        /* bytes of device memory */
   uint64_t max_allocation_size; /* largest single hal_mem_alloc the device can satisfy */
   uint32_t max_threads_per_block;
   uint32_t max_block_dim[3];
@@ -360,8 +360,7 @@ HAL_API hal_status hal_memcpy_dtoh(hal_stream stream, void* dst, hal_deviceptr s
 HAL_API hal_status hal_memcpy_dtod(hal_stream stream, hal_deviceptr dst, hal_deviceptr src,
                                    size_t size);
 /* Sets |count| bytes at |dst| to |value|. */
-HAL_API hal_status hal_memset_d8(hal_stream stream, hal_deviceptr dst, uint8_t value,
-                                 size_t count);
+HAL_API hal_status hal_memset_d8(hal_stream stream, hal_deviceptr dst, uint8_t value, size_t count);
 /* Sets |count| 32-bit words at |dst| to |value|. |dst| must be 4-byte aligned
  * (HAL_ERROR_INVALID_ARGUMENT otherwise). */
 HAL_API hal_status hal_memset_d32(hal_stream stream, hal_deviceptr dst, uint32_t value,
@@ -468,8 +467,8 @@ HAL_API hal_status hal_function_get_param(hal_function function, uint32_t index,
  * ===========================================================================================*/
 
 typedef struct hal_launch_config {
-  uint32_t grid[3];  /* number of blocks (CUDA) or workgroups (Vulkan) in x, y, z; each >= 1 */
-  uint32_t block[3]; /* threads per block; {0,0,0} means the kernel's fixed block size */
+  uint32_t grid[3];      /* number of blocks (CUDA) or workgroups (Vulkan) in x, y, z; each >= 1 */
+  uint32_t block[3];     /* threads per block; {0,0,0} means the kernel's fixed block size */
   uint32_t shared_bytes; /* dynamic shared memory in bytes */
 } hal_launch_config;
 

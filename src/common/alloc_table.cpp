@@ -34,4 +34,4 @@ size_t AllocationTable::size() const {
   return by_base_.size();
 }
 
-} // namespace hal
+}  // namespace hal

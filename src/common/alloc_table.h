@@ -32,4 +32,4 @@ class AllocationTable {
   std::map<hal_deviceptr, Allocation> by_base_;
 };
 
-} // namespace hal
+}  // namespace hal

@@ -19,7 +19,7 @@ hal_status with_stream(hal_stream stream, Body&& body) {
   return note_device_status(*s->device, body(*s->impl, *s->device));
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -88,4 +88,4 @@ HAL_API hal_status hal_memset_d32(hal_stream stream, hal_deviceptr dst, uint32_t
   });
 }
 
-} // extern "C"
+}  // extern "C"

@@ -61,4 +61,4 @@ HAL_API hal_status hal_device_synchronize(hal_device device) {
   });
 }
 
-} // extern "C"
+}  // extern "C"

@@ -19,8 +19,8 @@ hal_status guarded(const char* call, Body&& body) noexcept {
   } catch (const std::bad_alloc&) {
     status = fail(HAL_ERROR_OUT_OF_MEMORY, "host memory ran out inside hal");
   } catch (const std::exception& e) {
-    status = failf(HAL_ERROR_INTERNAL, "unexpected internal failure: {}. Please report it",
-                   e.what());
+    status =
+        failf(HAL_ERROR_INTERNAL, "unexpected internal failure: {}. Please report it", e.what());
   } catch (...) {
     status = fail(HAL_ERROR_INTERNAL, "unexpected internal failure. Please report it");
   }
@@ -49,14 +49,14 @@ void copy_out(const T& src, T* dst) {
   dst->struct_size = caller_size;
 }
 
-#define HAL_RETURN_IF_ERROR(expr)                          \
-  do {                                                     \
+#define HAL_RETURN_IF_ERROR(expr)                                                        \
+  do {                                                                                   \
     if (hal_status hal_status_ = (expr); hal_status_ != HAL_SUCCESS) return hal_status_; \
   } while (0)
 
-#define HAL_REQUIRE_ARG(cond, ...)                                  \
-  do {                                                              \
+#define HAL_REQUIRE_ARG(cond, ...)                                             \
+  do {                                                                         \
     if (!(cond)) return ::hal::failf(HAL_ERROR_INVALID_ARGUMENT, __VA_ARGS__); \
   } while (0)
 
-} // namespace hal
+}  // namespace hal

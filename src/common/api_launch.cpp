@@ -20,8 +20,8 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
                    kAxis[i]);
     }
     if (info.max_grid_dim[i] != 0 && config.grid[i] > info.max_grid_dim[i]) {
-      return failf(HAL_ERROR_OUT_OF_RANGE, "grid.{} = {} exceeds the device's limit {}",
-                   kAxis[i], config.grid[i], info.max_grid_dim[i]);
+      return failf(HAL_ERROR_OUT_OF_RANGE, "grid.{} = {} exceeds the device's limit {}", kAxis[i],
+                   config.grid[i], info.max_grid_dim[i]);
     }
     params->grid[i] = config.grid[i];
   }
@@ -56,8 +56,8 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
   uint64_t threads = 1;
   for (int i = 0; i < 3; ++i) {
     if (info.max_block_dim[i] != 0 && params->block[i] > info.max_block_dim[i]) {
-      return failf(HAL_ERROR_OUT_OF_RANGE, "block.{} = {} exceeds the device's limit {}",
-                   kAxis[i], params->block[i], info.max_block_dim[i]);
+      return failf(HAL_ERROR_OUT_OF_RANGE, "block.{} = {} exceeds the device's limit {}", kAxis[i],
+                   params->block[i], info.max_block_dim[i]);
     }
     threads *= params->block[i];
   }
@@ -96,8 +96,8 @@ hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* con
   params->pointers.resize(fn.params.size());
   const uint32_t alignment = dev.impl->info.pointer_alignment;
   for (size_t i = 0; i < fn.params.size(); ++i) {
-    HAL_REQUIRE_ARG(args[i] != nullptr, "args[{}] is NULL; '{}' parameter {} needs a value",
-                    i, fn.name, i);
+    HAL_REQUIRE_ARG(args[i] != nullptr, "args[{}] is NULL; '{}' parameter {} needs a value", i,
+                    fn.name, i);
     if (fn.params[i].kind != HAL_PARAM_POINTER) continue;
     hal_deviceptr ptr = 0;
     std::memcpy(&ptr, args[i], sizeof(ptr));
@@ -113,7 +113,7 @@ hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* con
   return HAL_SUCCESS;
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -141,4 +141,4 @@ HAL_API hal_status hal_launch(hal_stream stream, hal_function function,
   });
 }
 
-} // extern "C"
+}  // extern "C"

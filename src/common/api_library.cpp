@@ -16,7 +16,9 @@ HAL_API hal_status hal_init(void) {
   });
 }
 
-HAL_API uint32_t hal_version(void) { return HAL_VERSION; }
+HAL_API uint32_t hal_version(void) {
+  return HAL_VERSION;
+}
 
 HAL_API hal_status hal_backend_count(uint32_t* count) {
   return guarded("hal_backend_count", [&]() -> hal_status {
@@ -29,8 +31,8 @@ HAL_API hal_status hal_backend_count(uint32_t* count) {
 HAL_API hal_status hal_backend_get_info(uint32_t index, hal_backend_info* info) {
   return guarded("hal_backend_get_info", [&]() -> hal_status {
     HAL_REQUIRE_ARG(info != nullptr, "info is NULL");
-    HAL_RETURN_IF_ERROR(check_struct_size(info->struct_size, sizeof(hal_backend_info),
-                                          "hal_backend_info"));
+    HAL_RETURN_IF_ERROR(
+        check_struct_size(info->struct_size, sizeof(hal_backend_info), "hal_backend_info"));
     const Registry& reg = registry();
     if (index >= reg.backends.size()) {
       return failf(HAL_ERROR_NOT_FOUND, "backend index {} is out of range; there are {}", index,
@@ -49,4 +51,4 @@ HAL_API hal_status hal_backend_get_info(uint32_t index, hal_backend_info* info) 
   });
 }
 
-} // extern "C"
+}  // extern "C"

@@ -24,10 +24,9 @@ HAL_API hal_status hal_mem_alloc(hal_device device, size_t size, hal_deviceptr* 
     HAL_RETURN_IF_ERROR(note_device_status(*dev, dev->impl->mem_alloc(size, &alloc)));
     if (alloc.base == 0 || alloc.size < size) {
       dev->impl->mem_free(alloc);
-      return failf(HAL_ERROR_INTERNAL, "the {} backend returned an invalid allocation",
-                   dev->label);
+      return failf(HAL_ERROR_INTERNAL, "the {} backend returned an invalid allocation", dev->label);
     }
-    alloc.size = size; // ranges are checked against what the caller asked for
+    alloc.size = size;  // ranges are checked against what the caller asked for
     dev->allocations.insert(alloc);
     *ptr = alloc.base;
     return HAL_SUCCESS;
@@ -92,4 +91,4 @@ HAL_API hal_status hal_host_free(hal_device device, void* host) {
   });
 }
 
-} // extern "C"
+}  // extern "C"

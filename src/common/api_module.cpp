@@ -64,8 +64,8 @@ hal_status read_options(const hal_module_options* options, hal_ir* declared, Mod
   return HAL_SUCCESS;
 }
 
-hal_status load(hal_device device, const void* blob, size_t size,
-                const hal_module_options* options, hal_module* module) {
+hal_status load(hal_device device, const void* blob, size_t size, const hal_module_options* options,
+                hal_module* module) {
   auto dev = lookup_device(device);
   if (!dev) return HAL_ERROR_INVALID_HANDLE;
   HAL_REQUIRE_ARG(blob != nullptr, "blob is NULL");
@@ -109,7 +109,7 @@ std::shared_ptr<FunctionObject> lookup_function(hal_function function) {
   return find_as<FunctionObject>(function, HandleKind::kFunction, "function");
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -142,8 +142,7 @@ HAL_API hal_status hal_module_load_file(hal_device device, const char* path,
       return failf(HAL_ERROR_NOT_FOUND, "cannot read '{}': {}", path, std::strerror(error));
     }
     if (data.empty()) return failf(HAL_ERROR_INVALID_IR, "'{}' is empty", path);
-    if (hal_status s = load(device, data.data(), data.size(), options, module);
-        s != HAL_SUCCESS) {
+    if (hal_status s = load(device, data.data(), data.size(), options, module); s != HAL_SUCCESS) {
       return failf(s, "{}: {}", path, pending_error());
     }
     return HAL_SUCCESS;
@@ -161,7 +160,7 @@ HAL_API hal_status hal_module_unload(hal_module module) {
       unregister_handle(handle, HandleKind::kFunction, "function");
     }
     object->function_handles.clear();
-    return HAL_SUCCESS; // the backend module goes when the last in-flight call releases it
+    return HAL_SUCCESS;  // the backend module goes when the last in-flight call releases it
   });
 }
 
@@ -229,12 +228,14 @@ HAL_API hal_status hal_function_get_param(hal_function function, uint32_t index,
         check_struct_size(param->struct_size, sizeof(hal_param_info), "hal_param_info"));
     const FunctionDesc& d = f->impl->desc;
     if (!d.params_known) {
-      return failf(HAL_ERROR_NOT_FOUND, "the parameter list of '{}' is unknown (its IR does not "
-                   "describe it)", d.name);
+      return failf(HAL_ERROR_NOT_FOUND,
+                   "the parameter list of '{}' is unknown (its IR does not "
+                   "describe it)",
+                   d.name);
     }
     if (index >= d.params.size()) {
-      return failf(HAL_ERROR_NOT_FOUND, "'{}' has {} parameter(s); index {} is beyond them",
-                   d.name, d.params.size(), index);
+      return failf(HAL_ERROR_NOT_FOUND, "'{}' has {} parameter(s); index {} is beyond them", d.name,
+                   d.params.size(), index);
     }
     hal_param_info out{};
     out.struct_size = sizeof(out);
@@ -246,4 +247,4 @@ HAL_API hal_status hal_function_get_param(hal_function function, uint32_t index,
   });
 }
 
-} // extern "C"
+}  // extern "C"

@@ -22,7 +22,7 @@ hal_status same_device(const DeviceObject* a, const DeviceObject* b, const char*
                what_a, a->label, what_b, b->label);
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -42,8 +42,8 @@ HAL_API hal_status hal_stream_create(hal_device device, hal_stream* stream) {
 
 HAL_API hal_status hal_stream_destroy(hal_stream stream) {
   return guarded("hal_stream_destroy", [&]() -> hal_status {
-    auto object = std::static_pointer_cast<StreamObject>(unregister_handle(
-        reinterpret_cast<uintptr_t>(stream), HandleKind::kStream, "stream"));
+    auto object = std::static_pointer_cast<StreamObject>(
+        unregister_handle(reinterpret_cast<uintptr_t>(stream), HandleKind::kStream, "stream"));
     if (!object) return HAL_ERROR_INVALID_HANDLE;
     std::lock_guard lock(object->mutex);
     // Documented: destroy waits for the stream's work; a failure there does not keep it alive.
@@ -85,7 +85,7 @@ HAL_API hal_status hal_stream_wait_event(hal_stream stream, hal_event event) {
     auto e = lookup_event(event);
     if (!e) return HAL_ERROR_INVALID_HANDLE;
     HAL_RETURN_IF_ERROR(same_device(s->device, e->device, "stream", "event"));
-    if (!e->recorded.load()) return HAL_SUCCESS; // never recorded: nothing to wait for
+    if (!e->recorded.load()) return HAL_SUCCESS;  // never recorded: nothing to wait for
     std::lock_guard lock(s->mutex);
     if (!s->impl) return fail(HAL_ERROR_INVALID_HANDLE, "the stream was destroyed");
     HAL_RETURN_IF_ERROR(check_not_lost(*s->device));
@@ -109,8 +109,8 @@ HAL_API hal_status hal_event_create(hal_device device, hal_event* event) {
 
 HAL_API hal_status hal_event_destroy(hal_event event) {
   return guarded("hal_event_destroy", [&]() -> hal_status {
-    auto object = unregister_handle(reinterpret_cast<uintptr_t>(event), HandleKind::kEvent,
-                                    "event");
+    auto object =
+        unregister_handle(reinterpret_cast<uintptr_t>(event), HandleKind::kEvent, "event");
     return object ? HAL_SUCCESS : HAL_ERROR_INVALID_HANDLE;
   });
 }
@@ -159,17 +159,18 @@ HAL_API hal_status hal_event_elapsed_ms(hal_event start, hal_event end, float* m
     if (!b) return HAL_ERROR_INVALID_HANDLE;
     HAL_REQUIRE_ARG(ms != nullptr, "ms is NULL");
     HAL_RETURN_IF_ERROR(same_device(a->device, b->device, "start event", "end event"));
-    HAL_REQUIRE_ARG(a->recorded.load(), "the start event was never recorded; call "
+    HAL_REQUIRE_ARG(a->recorded.load(),
+                    "the start event was never recorded; call "
                     "hal_event_record first");
-    HAL_REQUIRE_ARG(b->recorded.load(), "the end event was never recorded; call "
+    HAL_REQUIRE_ARG(b->recorded.load(),
+                    "the end event was never recorded; call "
                     "hal_event_record first");
     if ((a->device->impl->info.features & HAL_FEATURE_TIMESTAMPS) == 0) {
-      return failf(HAL_ERROR_NOT_SUPPORTED, "device {} has no device timestamps",
-                   a->device->label);
+      return failf(HAL_ERROR_NOT_SUPPORTED, "device {} has no device timestamps", a->device->label);
     }
     HAL_RETURN_IF_ERROR(check_not_lost(*a->device));
     return note_device_status(*a->device, a->impl->elapsed_ms(*b->impl, ms));
   });
 }
 
-} // extern "C"
+}  // extern "C"

@@ -49,8 +49,8 @@ struct DeviceRange {
 
 struct Specialization {
   uint32_t id = 0;
-  uint32_t size = 0;  // 1, 2, 4 or 8
-  uint64_t value = 0; // the first |size| bytes hold the constant, little-endian as in memory
+  uint32_t size = 0;   // 1, 2, 4 or 8
+  uint64_t value = 0;  // the first |size| bytes hold the constant, little-endian as in memory
 };
 
 struct ModuleOptions {
@@ -70,9 +70,9 @@ struct FunctionDesc {
   std::string name;
   bool params_known = true;
   std::vector<ParamInfo> params;
-  uint32_t block[3] = {0, 0, 0}; // fixed block size, or zeros
+  uint32_t block[3] = {0, 0, 0};  // fixed block size, or zeros
   uint32_t static_shared_bytes = 0;
-  uint32_t max_threads_per_block = 0; // 0: the device's limit applies
+  uint32_t max_threads_per_block = 0;  // 0: the device's limit applies
   // Whether hal_launch_config.shared_bytes > 0 can be honoured (CUDA: always; Vulkan: only
   // through a module's shared-bytes specialization constant).
   bool dynamic_shared = true;
@@ -84,7 +84,7 @@ struct LaunchParams {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   uint32_t shared_bytes = 0;
-  void* const* args = nullptr; // as given to hal_launch; valid only during the call
+  void* const* args = nullptr;  // as given to hal_launch; valid only during the call
   std::vector<DeviceRange> pointers;
 };
 
@@ -115,7 +115,7 @@ class Event {
 
 class Stream {
  public:
-  virtual ~Stream() = default; // the runtime synchronises before destroying
+  virtual ~Stream() = default;  // the runtime synchronises before destroying
   virtual hal_status copy_htod(const DeviceRange& dst, const void* src, size_t size) = 0;
   virtual hal_status copy_dtoh(void* dst, const DeviceRange& src, size_t size) = 0;
   virtual hal_status copy_dtod(const DeviceRange& dst, const DeviceRange& src, size_t size) = 0;
@@ -139,6 +139,8 @@ class Device {
   // size > 0 and <= info.max_allocation_size. Fills base (unique among live allocations of this
   // device, never 0, 256-byte aligned), size and backend_data.
   virtual hal_status mem_alloc(size_t size, Allocation* out) = 0;
+  // |alloc| is what mem_alloc returned, except that |size| is the size the caller asked for
+  // (the runtime checks ranges against that); find the backend's own record via backend_data.
   virtual hal_status mem_free(const Allocation& alloc) = 0;
   virtual hal_status host_alloc(size_t size, void** out) = 0;
   virtual hal_status host_free(void* host) = 0;
@@ -159,4 +161,4 @@ class Backend {
   virtual hal_status init(std::vector<std::unique_ptr<Device>>* devices) = 0;
 };
 
-} // namespace hal
+}  // namespace hal

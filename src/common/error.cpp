@@ -31,15 +31,19 @@ constexpr StatusName kStatusNames[] = {
     {HAL_ERROR_INTERNAL, "HAL_ERROR_INTERNAL"},
 };
 
-} // namespace
+}  // namespace
 
 hal_status fail(hal_status status, std::string message) {
   t_pending = std::move(message);
   return status;
 }
 
-const std::string& pending_error() { return t_pending; }
-void clear_pending_error() { t_pending.clear(); }
+const std::string& pending_error() {
+  return t_pending;
+}
+void clear_pending_error() {
+  t_pending.clear();
+}
 
 const char* status_name(hal_status status) {
   for (const StatusName& entry : kStatusNames) {
@@ -64,12 +68,16 @@ void publish_error(const char* call, hal_status status) {
   log()->debug("{} -> {}", t_last_error, status_name(status));
 }
 
-} // namespace hal
+}  // namespace hal
 
 extern "C" {
 
-HAL_API const char* hal_status_string(hal_status status) { return hal::status_name(status); }
+HAL_API const char* hal_status_string(hal_status status) {
+  return hal::status_name(status);
+}
 
-HAL_API const char* hal_last_error(void) { return hal::t_last_error.c_str(); }
+HAL_API const char* hal_last_error(void) {
+  return hal::t_last_error.c_str();
+}
 
-} // extern "C"
+}  // extern "C"

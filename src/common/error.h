@@ -33,4 +33,4 @@ void publish_error(const char* call, hal_status status);
 // The static name of |status|, shared with hal_status_string().
 const char* status_name(hal_status status);
 
-} // namespace hal
+}  // namespace hal

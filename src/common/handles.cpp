@@ -37,15 +37,20 @@ hal_status describe_miss(uint64_t handle, const Object* other, const char* what)
                what, handle);
 }
 
-} // namespace
+}  // namespace
 
 const char* handle_kind_name(HandleKind kind) {
   switch (kind) {
-    case HandleKind::kDevice: return "device";
-    case HandleKind::kStream: return "stream";
-    case HandleKind::kEvent: return "event";
-    case HandleKind::kModule: return "module";
-    case HandleKind::kFunction: return "function";
+    case HandleKind::kDevice:
+      return "device";
+    case HandleKind::kStream:
+      return "stream";
+    case HandleKind::kEvent:
+      return "event";
+    case HandleKind::kModule:
+      return "module";
+    case HandleKind::kFunction:
+      return "function";
   }
   return "object";
 }
@@ -82,4 +87,4 @@ std::shared_ptr<Object> unregister_handle(uint64_t handle, HandleKind kind, cons
   return nullptr;
 }
 
-} // namespace hal
+}  // namespace hal

@@ -27,7 +27,7 @@ struct Object {
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
   const HandleKind kind;
-  uint64_t handle = 0; // its own handle value, set by register_handle
+  uint64_t handle = 0;  // its own handle value, set by register_handle
 };
 
 // Registers |object| and returns its new handle value (also stored in object->handle).
@@ -43,8 +43,7 @@ std::shared_ptr<Object> unregister_handle(uint64_t handle, HandleKind kind, cons
 
 template <typename T>
 std::shared_ptr<T> find_as(const void* handle, HandleKind kind, const char* what) {
-  return std::static_pointer_cast<T>(
-      find_handle(reinterpret_cast<uintptr_t>(handle), kind, what));
+  return std::static_pointer_cast<T>(find_handle(reinterpret_cast<uintptr_t>(handle), kind, what));
 }
 
 template <typename Handle>
@@ -52,4 +51,4 @@ Handle to_handle(uint64_t value) {
   return reinterpret_cast<Handle>(static_cast<uintptr_t>(value));
 }
 
-} // namespace hal
+}  // namespace hal

@@ -10,7 +10,7 @@ namespace {
 
 constexpr uint32_t kSpirvMagic = 0x07230203u;
 constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
-constexpr size_t kSpirvHeaderBytes = 20; // five words: magic, version, generator, bound, schema
+constexpr size_t kSpirvHeaderBytes = 20;  // five words: magic, version, generator, bound, schema
 
 uint32_t load_le32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
@@ -51,7 +51,7 @@ std::string describe_start(const uint8_t* data, size_t size) {
   return fmt::format("{} ('{}'){}", hex, text, size > n ? " ..." : "");
 }
 
-} // namespace
+}  // namespace
 
 hal_status sniff_ir(const uint8_t* data, size_t size, hal_ir* ir) {
   if (size >= 4) {
@@ -92,11 +92,16 @@ hal_status sniff_ir(const uint8_t* data, size_t size, hal_ir* ir) {
 
 const char* ir_name(hal_ir ir) {
   switch (ir) {
-    case HAL_IR_AUTO: return "auto";
-    case HAL_IR_PTX: return "PTX";
-    case HAL_IR_SPIRV: return "SPIR-V";
-    case HAL_IR_CUBIN: return "cubin";
-    case HAL_IR_FATBIN: return "fatbin";
+    case HAL_IR_AUTO:
+      return "auto";
+    case HAL_IR_PTX:
+      return "PTX";
+    case HAL_IR_SPIRV:
+      return "SPIR-V";
+    case HAL_IR_CUBIN:
+      return "cubin";
+    case HAL_IR_FATBIN:
+      return "fatbin";
   }
   return "unknown IR";
 }
@@ -111,4 +116,4 @@ std::string ir_mask_names(uint32_t mask) {
   return out.empty() ? "none" : out;
 }
 
-} // namespace hal
+}  // namespace hal

@@ -23,4 +23,4 @@ const char* ir_name(hal_ir ir);
 // The IR bits of |mask| as "PTX, cubin" (or "none").
 std::string ir_mask_names(uint32_t mask);
 
-} // namespace hal
+}  // namespace hal

@@ -30,13 +30,13 @@ spdlog::logger* make_logger() {
   const char* value = std::getenv("HAL_LOG_LEVEL");
   if (value != nullptr && *value != '\0' && logger->level() == spdlog::level::warn &&
       std::string_view(value) != "warn" && std::string_view(value) != "warning") {
-    logger->warn("HAL_LOG_LEVEL='{}' is not one of trace, debug, info, warn, error, off; using warn",
-                 value);
+    logger->warn(
+        "HAL_LOG_LEVEL='{}' is not one of trace, debug, info, warn, error, off; using warn", value);
   }
   return logger;
 }
 
-} // namespace
+}  // namespace
 
 spdlog::logger* log() {
   // Intentionally leaked: logging must keep working while other statics are destroyed at exit.
@@ -44,4 +44,4 @@ spdlog::logger* log() {
   return logger;
 }
 
-} // namespace hal
+}  // namespace hal

@@ -9,4 +9,4 @@ namespace hal {
 
 spdlog::logger* log();
 
-} // namespace hal
+}  // namespace hal

@@ -22,7 +22,7 @@ struct DeviceObject : Object {
   DeviceObject() : Object(HandleKind::kDevice) {}
   std::unique_ptr<Device> impl;
   const BackendEntry* backend = nullptr;
-  std::string label; // "vulkan:0 (llvmpipe ...)": used in messages
+  std::string label;  // "vulkan:0 (llvmpipe ...)": used in messages
   AllocationTable allocations;
   std::mutex host_mutex;
   std::set<void*> host_allocations;
@@ -33,7 +33,7 @@ struct DeviceObject : Object {
 struct StreamObject : Object {
   StreamObject() : Object(HandleKind::kStream) {}
   DeviceObject* device = nullptr;
-  std::mutex mutex; // serialises calls on this stream (backends may rely on it)
+  std::mutex mutex;  // serialises calls on this stream (backends may rely on it)
   std::unique_ptr<Stream> impl;
 };
 
@@ -48,14 +48,14 @@ struct ModuleObject : Object {
   ModuleObject() : Object(HandleKind::kModule) {}
   DeviceObject* device = nullptr;
   std::unique_ptr<Module> impl;
-  std::mutex mutex;                                 // guards the two fields below
-  std::map<std::string, uint64_t> function_handles; // handed out so far, by name
+  std::mutex mutex;                                  // guards the two fields below
+  std::map<std::string, uint64_t> function_handles;  // handed out so far, by name
   bool unloaded = false;
 };
 
 struct FunctionObject : Object {
   FunctionObject() : Object(HandleKind::kFunction) {}
-  std::shared_ptr<ModuleObject> module; // keeps the module alive while a call uses the function
+  std::shared_ptr<ModuleObject> module;  // keeps the module alive while a call uses the function
   Function* impl = nullptr;
 };
 
@@ -68,4 +68,4 @@ inline hal_status note_device_status(DeviceObject& device, hal_status status) {
 // HAL_ERROR_DEVICE_LOST with a message when |device| was lost earlier, else HAL_SUCCESS.
 hal_status check_not_lost(const DeviceObject& device);
 
-} // namespace hal
+}  // namespace hal

@@ -9,8 +9,10 @@ hal_status resolve_range(const DeviceObject& device, hal_deviceptr ptr, size_t s
                          const char* what, DeviceRange* out) {
   Allocation alloc;
   if (ptr == 0) {
-    return failf(HAL_ERROR_OUT_OF_RANGE, "{} is the null device address; pass an address from "
-                 "hal_mem_alloc", what);
+    return failf(HAL_ERROR_OUT_OF_RANGE,
+                 "{} is the null device address; pass an address from "
+                 "hal_mem_alloc",
+                 what);
   }
   if (!device.allocations.find(ptr, &alloc)) {
     for (const auto& other : registry().devices) {
@@ -40,4 +42,4 @@ hal_status resolve_range(const DeviceObject& device, hal_deviceptr ptr, size_t s
   return HAL_SUCCESS;
 }
 
-} // namespace hal
+}  // namespace hal

@@ -12,4 +12,4 @@ namespace hal {
 hal_status resolve_range(const DeviceObject& device, hal_deviceptr ptr, size_t size,
                          const char* what, DeviceRange* out);
 
-} // namespace hal
+}  // namespace hal

@@ -77,8 +77,8 @@ void init_backend(const BackendFactory& factory, BackendEntry& entry) {
     object->impl->info.struct_size = sizeof(hal_device_info);
     object->impl->info.backend = entry.kind;
     object->impl->info.backend_index = static_cast<uint32_t>(entry.devices.size());
-    object->label = fmt::format("{}:{} ({})", entry.name, entry.devices.size(),
-                                object->impl->info.name);
+    object->label =
+        fmt::format("{}:{} ({})", entry.name, entry.devices.size(), object->impl->info.name);
     entry.devices.push_back(std::move(object));
   }
   log()->info("backend {}: {} device(s)", entry.name, entry.devices.size());
@@ -105,7 +105,7 @@ void build(Registry& reg) {
           "HAL_BACKENDS names '{}', which this build does not have. Backends built in: {}", name,
           known.empty() ? "none" : known);
       reg.init_status = HAL_ERROR_INVALID_ARGUMENT;
-      reg.init_message = entry->reason;
+      reg.init_message += (reg.init_message.empty() ? "" : "; ") + entry->reason;
       log()->warn("{}", entry->reason);
     } else {
       entry->kind = it->kind;
@@ -118,10 +118,9 @@ void build(Registry& reg) {
   for (const auto& entry : reg.backends) {
     for (const auto& device : entry->devices) reg.devices.push_back(device);
   }
-  std::stable_sort(reg.devices.begin(), reg.devices.end(),
-                   [](const auto& a, const auto& b) {
-                     return !a->impl->info.is_cpu && b->impl->info.is_cpu;
-                   });
+  std::stable_sort(reg.devices.begin(), reg.devices.end(), [](const auto& a, const auto& b) {
+    return !a->impl->info.is_cpu && b->impl->info.is_cpu;
+  });
   for (size_t i = 0; i < reg.devices.size(); ++i) {
     reg.devices[i]->impl->info.global_index = static_cast<uint32_t>(i);
     register_handle(reg.devices[i]);
@@ -187,7 +186,7 @@ hal_status resolve(const Registry& reg, const Selector& sel, std::string_view te
   return fail(HAL_ERROR_INTERNAL, "unknown selector kind");
 }
 
-} // namespace
+}  // namespace
 
 const Registry& registry() {
   std::call_once(g_once, [] {
@@ -239,4 +238,4 @@ hal_status check_not_lost(const DeviceObject& device) {
                device.label);
 }
 
-} // namespace hal
+}  // namespace hal

@@ -29,15 +29,15 @@ struct BackendEntry {
   bool available = false;
   std::string reason;
   std::unique_ptr<Backend> impl;
-  std::vector<std::shared_ptr<DeviceObject>> devices; // the backend's own order
+  std::vector<std::shared_ptr<DeviceObject>> devices;  // the backend's own order
 };
 
 struct Registry {
   hal_status init_status = HAL_SUCCESS;
   std::string init_message;
   std::vector<std::unique_ptr<BackendEntry>> backends;
-  std::vector<std::shared_ptr<DeviceObject>> devices; // global order
-  std::vector<std::string> known_names;               // every backend name this build has
+  std::vector<std::shared_ptr<DeviceObject>> devices;  // global order
+  std::vector<std::string> known_names;                // every backend name this build has
 };
 
 // The registry, built on first use. Thread-safe.
@@ -53,4 +53,4 @@ hal_status find_device(std::string_view selector, std::shared_ptr<DeviceObject>*
 // The device behind a public handle, or nullptr after hal::fail(INVALID_HANDLE).
 std::shared_ptr<DeviceObject> lookup_device(hal_device device);
 
-} // namespace hal
+}  // namespace hal

@@ -21,8 +21,9 @@ std::string lower(std::string_view s) {
 }
 
 bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(),
-                                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
 }
 
 bool is_identifier(std::string_view s) {
@@ -48,7 +49,7 @@ std::string join(const std::vector<std::string>& names) {
   return out.empty() ? "none" : out;
 }
 
-} // namespace
+}  // namespace
 
 bool contains_ignore_case(std::string_view haystack, std::string_view needle) {
   return lower(haystack).find(lower(needle)) != std::string::npos;
@@ -80,8 +81,8 @@ hal_status parse_selector(std::string_view text, const std::vector<std::string>&
     if (known) {
       if (!all_digits(rest)) {
         return failf(HAL_ERROR_INVALID_ARGUMENT,
-                     "selector '{}': expected a device index after '{}:', as in '{}:0'", s,
-                     prefix, prefix);
+                     "selector '{}': expected a device index after '{}:', as in '{}:0'", s, prefix,
+                     prefix);
       }
       if (!parse_index(rest, &result.index)) {
         return failf(HAL_ERROR_INVALID_ARGUMENT, "selector '{}': index is too large", s);
@@ -103,4 +104,4 @@ hal_status parse_selector(std::string_view text, const std::vector<std::string>&
   return HAL_SUCCESS;
 }
 
-} // namespace hal
+}  // namespace hal

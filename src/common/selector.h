@@ -15,9 +15,9 @@ namespace hal {
 struct Selector {
   enum class Kind { kDefault, kGlobalIndex, kBackendIndex, kName };
   Kind kind = Kind::kDefault;
-  std::string backend; // kBackendIndex: the backend's name, lower case
-  uint32_t index = 0;  // kGlobalIndex, kBackendIndex
-  std::string name;    // kName: the substring to look for, as given (trimmed)
+  std::string backend;  // kBackendIndex: the backend's name, lower case
+  uint32_t index = 0;   // kGlobalIndex, kBackendIndex
+  std::string name;     // kName: the substring to look for, as given (trimmed)
 };
 
 // Parses |text| (see hal_device_find). |backend_names| are the known backend names, lower
@@ -30,4 +30,4 @@ hal_status parse_selector(std::string_view text, const std::vector<std::string>&
 // Case-insensitive substring search.
 bool contains_ignore_case(std::string_view haystack, std::string_view needle);
 
-} // namespace hal
+}  // namespace hal

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The project's one entry point for building and checking it on Debian 12.
+#
+#   tools/dev.sh run    install what is missing, build, run the main job on the default device
+#   tools/dev.sh test   install what is missing, build, run every test
+#   tools/dev.sh deps   only install what is missing
+#   tools/dev.sh build  only configure and build (into ./build, or $HAL_BUILD_DIR)
+#   tools/dev.sh format rewrite sources with clang-format
+#
+# Installing needs root (or sudo). The CUDA toolkit is not a Debian package: the CUDA backend is
+# built when cuda.h is found (CUDA_PATH, or /usr/local/cuda), and left out otherwise.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${HAL_BUILD_DIR:-$root/build}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+packages=(
+  cmake g++ make pkg-config file binutils
+  libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  glslc spirv-tools libspirv-cross-c-shared-dev
+  libspdlog-dev libfmt-dev libgtest-dev clang-format
+)
+
+step() { printf '\n== %s\n' "$*"; }
+
+deps() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "all packages present"
+    return
+  fi
+  step "installing: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  step "building into $build"
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  cmake --build "$build" -j "$jobs"
+}
+
+format_check() {
+  step "checking formatting"
+  (cd "$root" && git ls-files '*.h' '*.c' '*.cpp' | grep -v '^tests/fuzz/corpus/' |
+    xargs clang-format --dry-run --Werror)
+}
+
+run_main() {
+  step "hal-info"
+  "$build/bin/hal-info"
+  # The conformance suite's quick run and the matmul sample join here once they exist.
+  for extra in "hal-cts --device default --quick" "matmul --device default"; do
+    local exe=${extra%% *}
+    if [ -x "$build/bin/$exe" ]; then
+      step "$extra"
+      # shellcheck disable=SC2086
+      "$build/bin/"$extra
+    fi
+  done
+}
+
+run_tests() {
+  step "tests"
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600
+}
+
+case "${1:-}" in
+  deps) deps ;;
+  build) build ;;
+  run) deps; build; run_main ;;
+  test) deps; build; format_check; run_tests ;;
+  format) (cd "$root" && git ls-files '*.h' '*.c' '*.cpp' | xargs clang-format -i) ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
+esac

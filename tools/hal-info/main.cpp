@@ -1,0 +1,266 @@
+// hal-info: lists every device hal can use, and every backend it cannot use with the reason.
+//
+//   hal-info           a readable listing
+//   hal-info --json    the same as one JSON object, for machines
+//
+// Exit status: 0 when discovery worked (also with no devices at all), 1 when hal_init failed
+// (for instance HAL_BACKENDS names an unknown backend), 2 for a bad command line.
+#include <hal/hal.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Feature {
+  uint64_t bit;
+  const char* name;
+};
+constexpr Feature kFeatures[] = {
+    {HAL_FEATURE_FLOAT16, "float16"},
+    {HAL_FEATURE_INT8, "int8"},
+    {HAL_FEATURE_STORAGE_16BIT, "storage16"},
+    {HAL_FEATURE_STORAGE_8BIT, "storage8"},
+    {HAL_FEATURE_BUFFER_DEVICE_ADDRESS, "buffer_device_address"},
+    {HAL_FEATURE_TIMELINE_SEMAPHORE, "timeline_semaphore"},
+    {HAL_FEATURE_SUBGROUP_SIZE_CONTROL, "subgroup_size_control"},
+    {HAL_FEATURE_COOPERATIVE_MATRIX, "cooperative_matrix"},
+    {HAL_FEATURE_TIMESTAMPS, "timestamps"},
+};
+
+struct Ir {
+  uint32_t bit;
+  const char* name;
+};
+constexpr Ir kIrs[] = {{HAL_IR_PTX, "ptx"},
+                       {HAL_IR_SPIRV, "spirv"},
+                       {HAL_IR_CUBIN, "cubin"},
+                       {HAL_IR_FATBIN, "fatbin"}};
+
+const char* backend_name(hal_backend backend) {
+  switch (backend) {
+    case HAL_BACKEND_CUDA:
+      return "cuda";
+    case HAL_BACKEND_VULKAN:
+      return "vulkan";
+    default:
+      return "unknown";
+  }
+}
+
+std::string json_string(const char* text) {
+  std::string out = "\"";
+  for (const char* p = text; *p != '\0'; ++p) {
+    const unsigned char c = static_cast<unsigned char>(*p);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string uuid_text(const uint8_t uuid[16]) {
+  std::string out;
+  char buf[4];
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    std::snprintf(buf, sizeof(buf), "%02x", uuid[i]);
+    out += buf;
+  }
+  return out;
+}
+
+std::string list_irs(uint32_t mask, bool json) {
+  std::string out;
+  for (const Ir& ir : kIrs) {
+    if ((mask & ir.bit) == 0) continue;
+    if (!out.empty()) out += json ? "," : " ";
+    out += json ? json_string(ir.name) : ir.name;
+  }
+  return out;
+}
+
+std::string list_features(uint64_t features, bool json) {
+  std::string out;
+  for (const Feature& f : kFeatures) {
+    if ((features & f.bit) == 0) continue;
+    if (!out.empty()) out += json ? "," : " ";
+    out += json ? json_string(f.name) : f.name;
+  }
+  return out;
+}
+
+struct Snapshot {
+  std::vector<hal_backend_info> backends;
+  std::vector<hal_device_info> devices;
+};
+
+bool collect(Snapshot* snap) {
+  uint32_t count = 0;
+  if (hal_backend_count(&count) != HAL_SUCCESS) return false;
+  for (uint32_t i = 0; i < count; ++i) {
+    hal_backend_info info{};
+    info.struct_size = sizeof(info);
+    if (hal_backend_get_info(i, &info) != HAL_SUCCESS) return false;
+    snap->backends.push_back(info);
+  }
+  if (hal_device_count(&count) != HAL_SUCCESS) return false;
+  for (uint32_t i = 0; i < count; ++i) {
+    hal_device device = nullptr;
+    hal_device_info info{};
+    info.struct_size = sizeof(info);
+    if (hal_device_get(i, &device) != HAL_SUCCESS ||
+        hal_device_get_info(device, &info) != HAL_SUCCESS) {
+      return false;
+    }
+    snap->devices.push_back(info);
+  }
+  return true;
+}
+
+void print_text(const Snapshot& snap, hal_status init) {
+  std::printf("hal %u.%u.%u\n", hal_version() >> 16, (hal_version() >> 8) & 0xff,
+              hal_version() & 0xff);
+  if (init != HAL_SUCCESS) std::printf("warning: %s\n", hal_last_error());
+  std::printf("\nBackends:\n");
+  if (snap.backends.empty()) std::printf("  none built in\n");
+  for (const hal_backend_info& b : snap.backends) {
+    if (b.available) {
+      std::printf("  %-8s available, %u device(s)\n", b.name, b.device_count);
+    } else {
+      std::printf("  %-8s unavailable: %s\n", b.name, b.reason);
+    }
+  }
+  std::printf("\nDevices:\n");
+  if (snap.devices.empty()) {
+    std::printf("  none: no backend found a device (see the reasons above)\n");
+  }
+  for (const hal_device_info& d : snap.devices) {
+    std::printf("  [%u] %s:%u  %s\n", d.global_index, backend_name(d.backend), d.backend_index,
+                d.name);
+    std::printf("      type            %s%s\n", d.is_cpu ? "CPU" : "GPU",
+                d.unified_memory ? ", unified memory" : "");
+    std::printf("      driver          %s (version %u)\n", d.driver_name, d.driver_version);
+    std::printf("      vendor/device   0x%04x / 0x%04x\n", d.vendor_id, d.device_id);
+    std::printf("      uuid            %s\n", uuid_text(d.uuid).c_str());
+    std::printf("      memory          %.1f MiB (largest allocation %.1f MiB)\n",
+                static_cast<double>(d.total_memory) / (1 << 20),
+                static_cast<double>(d.max_allocation_size) / (1 << 20));
+    std::printf("      IRs             %s\n", list_irs(d.ir_mask, false).c_str());
+    if (d.compute_capability_major != 0) {
+      std::printf("      compute cap.    %u.%u\n", d.compute_capability_major,
+                  d.compute_capability_minor);
+    }
+    std::printf("      compute units   %u, subgroup size %u\n", d.compute_units, d.subgroup_size);
+    std::printf("      block           max %u threads, %u x %u x %u\n", d.max_threads_per_block,
+                d.max_block_dim[0], d.max_block_dim[1], d.max_block_dim[2]);
+    std::printf("      grid            %u x %u x %u\n", d.max_grid_dim[0], d.max_grid_dim[1],
+                d.max_grid_dim[2]);
+    std::printf("      shared memory   %u bytes per block\n", d.max_shared_memory_per_block);
+    std::printf("      pointer align   %u bytes\n", d.pointer_alignment);
+    std::printf("      features        %s\n", list_features(d.features, false).c_str());
+  }
+}
+
+void print_json(const Snapshot& snap, hal_status init) {
+  std::printf("{\n  \"version\": \"%u.%u.%u\",\n", hal_version() >> 16, (hal_version() >> 8) & 0xff,
+              hal_version() & 0xff);
+  std::printf("  \"init_status\": %s,\n", json_string(hal_status_string(init)).c_str());
+  std::printf("  \"init_message\": %s,\n",
+              json_string(init == HAL_SUCCESS ? "" : hal_last_error()).c_str());
+  std::printf("  \"backends\": [");
+  for (size_t i = 0; i < snap.backends.size(); ++i) {
+    const hal_backend_info& b = snap.backends[i];
+    std::printf("%s\n    {\"name\": %s, \"available\": %s, \"device_count\": %u, \"reason\": %s}",
+                i ? "," : "", json_string(b.name).c_str(), b.available ? "true" : "false",
+                b.device_count, json_string(b.reason).c_str());
+  }
+  std::printf("\n  ],\n  \"devices\": [");
+  for (size_t i = 0; i < snap.devices.size(); ++i) {
+    const hal_device_info& d = snap.devices[i];
+    std::printf("%s\n    {", i ? "," : "");
+    std::printf("\"index\": %u, \"selector\": \"%s:%u\", \"backend\": \"%s\", \"name\": %s, ",
+                d.global_index, backend_name(d.backend), d.backend_index, backend_name(d.backend),
+                json_string(d.name).c_str());
+    std::printf("\"driver_name\": %s, \"driver_version\": %u, ", json_string(d.driver_name).c_str(),
+                d.driver_version);
+    std::printf("\"vendor_id\": %u, \"device_id\": %u, \"uuid\": \"%s\", ", d.vendor_id,
+                d.device_id, uuid_text(d.uuid).c_str());
+    std::printf("\"is_cpu\": %s, \"unified_memory\": %s, ", d.is_cpu ? "true" : "false",
+                d.unified_memory ? "true" : "false");
+    std::printf("\"total_memory\": %" PRIu64 ", \"max_allocation_size\": %" PRIu64 ", ",
+                d.total_memory, d.max_allocation_size);
+    std::printf("\"irs\": [%s], ", list_irs(d.ir_mask, true).c_str());
+    std::printf("\"compute_capability\": \"%u.%u\", \"compute_units\": %u, ",
+                d.compute_capability_major, d.compute_capability_minor, d.compute_units);
+    std::printf("\"subgroup_size\": %u, \"max_threads_per_block\": %u, ", d.subgroup_size,
+                d.max_threads_per_block);
+    std::printf("\"max_block_dim\": [%u, %u, %u], \"max_grid_dim\": [%u, %u, %u], ",
+                d.max_block_dim[0], d.max_block_dim[1], d.max_block_dim[2], d.max_grid_dim[0],
+                d.max_grid_dim[1], d.max_grid_dim[2]);
+    std::printf("\"max_shared_memory_per_block\": %u, \"pointer_alignment\": %u, ",
+                d.max_shared_memory_per_block, d.pointer_alignment);
+    std::printf("\"features\": [%s]}", list_features(d.features, true).c_str());
+  }
+  std::printf("\n  ]\n}\n");
+}
+
+void usage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: hal-info [--json]\n"
+               "Lists the devices hal can use and the backends it cannot use, with the reason.\n"
+               "  --json   print one JSON object instead of text\n"
+               "Environment: HAL_BACKENDS (e.g. vulkan,cuda), HAL_LOG_LEVEL, HAL_CUDA_LIBRARY.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "hal-info: unknown option '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  const hal_status init = hal_init();
+  Snapshot snap;
+  if (!collect(&snap)) {
+    std::fprintf(stderr, "hal-info: %s\n", hal_last_error());
+    return 1;
+  }
+  if (json) {
+    print_json(snap, init);
+  } else {
+    print_text(snap, init);
+  }
+  return init == HAL_SUCCESS ? 0 : 1;
+}
