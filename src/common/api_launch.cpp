@@ -61,8 +61,7 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
     }
     threads *= params->block[i];
   }
-  const uint32_t max_threads =
-      fn.max_threads_per_block != 0 ? fn.max_threads_per_block : info.max_threads_per_block;
+  const uint32_t max_threads = max_threads_per_block(fn, info);
   if (max_threads != 0 && threads > max_threads) {
     return failf(HAL_ERROR_OUT_OF_RANGE,
                  "block {{{},{},{}}} has {} threads; the limit for '{}' on this device is {}",

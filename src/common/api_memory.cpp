@@ -46,6 +46,15 @@ HAL_API hal_status hal_mem_free(hal_device device, hal_deviceptr ptr) {
                      "address hal_mem_alloc returned",
                      ptr, inside.base);
       }
+      if (ptr != 0) {
+        for (const auto& other : registry().devices) {
+          if (other == dev || !other->allocations.find(ptr, &inside)) continue;
+          return failf(HAL_ERROR_INVALID_ARGUMENT,
+                       "{:#x} belongs to device {}, not to {}. Free it with the device that "
+                       "allocated it",
+                       ptr, other->label, dev->label);
+        }
+      }
       return failf(HAL_ERROR_INVALID_ARGUMENT,
                    "{:#x} is not a live allocation of device {} (already freed, never "
                    "allocated, or another device's)",

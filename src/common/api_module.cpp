@@ -210,9 +210,7 @@ HAL_API hal_status hal_function_get_info(hal_function function, hal_function_inf
         d.params_known ? static_cast<uint32_t>(d.params.size()) : HAL_PARAM_COUNT_UNKNOWN;
     for (int i = 0; i < 3; ++i) out.block[i] = d.block[i];
     out.static_shared_bytes = d.static_shared_bytes;
-    out.max_threads_per_block = d.max_threads_per_block != 0
-                                    ? d.max_threads_per_block
-                                    : f->module->device->impl->info.max_threads_per_block;
+    out.max_threads_per_block = max_threads_per_block(d, f->module->device->impl->info);
     copy_out(out, info);
     return HAL_SUCCESS;
   });

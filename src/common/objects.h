@@ -65,6 +65,15 @@ inline hal_status note_device_status(DeviceObject& device, hal_status status) {
   return status;
 }
 
+// The threads a block of |fn| may have on a device with |info|: the tighter of the function's
+// and the device's limits (0 in either means that side sets none).
+inline uint32_t max_threads_per_block(const FunctionDesc& fn, const hal_device_info& info) {
+  if (fn.max_threads_per_block == 0) return info.max_threads_per_block;
+  if (info.max_threads_per_block == 0) return fn.max_threads_per_block;
+  return fn.max_threads_per_block < info.max_threads_per_block ? fn.max_threads_per_block
+                                                                : info.max_threads_per_block;
+}
+
 // HAL_ERROR_DEVICE_LOST with a message when |device| was lost earlier, else HAL_SUCCESS.
 hal_status check_not_lost(const DeviceObject& device);
 

@@ -1,0 +1,63 @@
+# Checks the dynamic symbol table of a shared library against include/hal/hal.h: every defined
+# exported symbol must be a hal_* function declared there, and every declared one exported.
+# Usage: cmake -DNM=<nm> -DLIBRARY=<lib.so> -DHEADER=<hal.h> -P check_exports.cmake
+cmake_policy(VERSION 3.25)
+foreach(var NM LIBRARY HEADER)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "check_exports: -D${var}=... is required")
+  endif()
+endforeach()
+
+execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY}
+  OUTPUT_VARIABLE nm_out RESULT_VARIABLE nm_rc ERROR_VARIABLE nm_err)
+if(NOT nm_rc EQUAL 0)
+  message(FATAL_ERROR "check_exports: ${NM} failed on ${LIBRARY}: ${nm_err}")
+endif()
+
+# The functions hal.h declares.
+file(READ ${HEADER} header)
+string(REGEX MATCHALL "HAL_API[^;(]*[ *](hal_[a-z0-9_]+)\\(" declarations "${header}")
+set(declared "")
+foreach(decl IN LISTS declarations)
+  string(REGEX REPLACE ".*[ *](hal_[a-z0-9_]+)\\($" "\\1" name "${decl}")
+  list(APPEND declared ${name})
+endforeach()
+list(LENGTH declared declared_count)
+if(declared_count LESS 30)
+  message(FATAL_ERROR "check_exports: found only ${declared_count} declarations in ${HEADER}")
+endif()
+
+# nm lines: "<address> <type> <name>[@version]". Absolute symbols (type A) name versions.
+string(REPLACE "\n" ";" lines "${nm_out}")
+set(exported "")
+set(errors "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^[0-9a-fA-F]* *([A-Za-z]) ([^ @]+)")
+    set(type "${CMAKE_MATCH_1}")
+    set(name "${CMAKE_MATCH_2}")
+    if(type STREQUAL "A")
+      continue()
+    endif()
+    list(APPEND exported ${name})
+    if(NOT name IN_LIST declared)
+      string(APPEND errors "  exports non-hal symbol: ${name}\n")
+    endif()
+  endif()
+endforeach()
+foreach(name IN LISTS declared)
+  if(NOT name IN_LIST exported)
+    string(APPEND errors "  declared in hal.h but not exported: ${name}\n")
+  endif()
+endforeach()
+foreach(name hal_init hal_launch hal_last_error hal_status_string hal_module_load)
+  if(NOT name IN_LIST exported)
+    string(APPEND errors "  missing expected symbol: ${name}\n")
+  endif()
+endforeach()
+
+if(errors)
+  message(FATAL_ERROR "check_exports: ${LIBRARY} is wrong:\n${errors}")
+endif()
+list(LENGTH exported exported_count)
+message(STATUS "check_exports: ${LIBRARY} exports exactly the ${exported_count} hal_* functions "
+               "of hal.h")
