@@ -485,7 +485,8 @@ typedef struct hal_launch_config {
  *    hal_device_info.pointer_alignment (HAL_ERROR_OUT_OF_RANGE, HAL_ERROR_INVALID_ARGUMENT);
  *  - grid and block are >= 1 in every dimension and within the device's and the function's
  *    limits; a block that differs from the kernel's fixed block size is refused
- *    (HAL_ERROR_OUT_OF_RANGE);
+ *    (HAL_ERROR_OUT_OF_RANGE); a block of {0,0,0} for a kernel without a fixed block size is
+ *    HAL_ERROR_INVALID_ARGUMENT;
  *  - static plus dynamic shared memory fits the device (HAL_ERROR_OUT_OF_RANGE); dynamic shared
  *    memory on a backend or module that cannot size it is HAL_ERROR_NOT_SUPPORTED.
  * A fault while the kernel runs is reported by a later synchronize or query as

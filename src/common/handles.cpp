@@ -9,6 +9,8 @@
 namespace hal {
 namespace {
 
+constexpr uint64_t kHandleTag = 0x4841ull << 48;  // "HA"
+
 struct Table {
   std::shared_mutex mutex;
   std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
@@ -28,7 +30,7 @@ hal_status describe_miss(uint64_t handle, const Object* other, const char* what)
   }
   if (other != nullptr) {
     return failf(HAL_ERROR_INVALID_HANDLE,
-                 "handle {:#x} is a {}, not a {}. Check the order of the arguments", handle,
+                 "handle {:#x} is of kind '{}', not '{}'. Check the order of the arguments", handle,
                  handle_kind_name(other->kind), what);
   }
   return failf(HAL_ERROR_INVALID_HANDLE,
@@ -58,8 +60,9 @@ const char* handle_kind_name(HandleKind kind) {
 uint64_t register_handle(std::shared_ptr<Object> object) {
   Table& t = table();
   std::unique_lock lock(t.mutex);
-  // The low 4 bits carry the kind, which makes handles easy to tell apart in a debugger.
-  const uint64_t value = (t.next++ << 4) | static_cast<uint64_t>(object->kind);
+  // The top 16 bits are a fixed tag, so small integers, ordinary pointers and most garbage can
+  // never be live handles; the low 4 bits carry the kind, which helps in a debugger.
+  const uint64_t value = kHandleTag | (t.next++ << 4) | static_cast<uint64_t>(object->kind);
   object->handle = value;
   t.objects.emplace(value, std::move(object));
   return value;

@@ -92,6 +92,13 @@ void build(Registry& reg) {
   std::vector<std::string> wanted = reg.known_names;
   if (const char* env = std::getenv("HAL_BACKENDS"); env != nullptr && *env != '\0') {
     wanted = split_names(env);
+    if (wanted.empty()) {
+      reg.init_status = HAL_ERROR_INVALID_ARGUMENT;
+      reg.init_message = fmt::format(
+          "HAL_BACKENDS='{}' names no backend; unset it for all, or list names such as 'vulkan'",
+          env);
+      log()->warn("{}", reg.init_message);
+    }
   }
   for (const std::string& name : wanted) {
     auto entry = std::make_unique<BackendEntry>();

@@ -28,10 +28,18 @@ const char* kind_name(Kind kind) {
   return "?";
 }
 
-// The runtime keeps the kind in the low 4 bits of a handle value (1 = device ... 5 = function);
-// a forged value with the right kind bits and a counter far beyond any issued one.
+// The runtime tags handle values in the top 16 bits (0x4841) and keeps the kind in the low 4
+// bits (1 = device ... 5 = function); a forged value with the right tag and kind bits and a
+// counter far beyond any issued one.
 uint64_t forged(Kind kind) {
-  return (uint64_t{0xFFFFFFFFFF} << 4) | (static_cast<uint64_t>(kind) + 1);
+  return (uint64_t{0x4841} << 48) | (uint64_t{0xFFFFFFFFF} << 4) |
+         (static_cast<uint64_t>(kind) + 1);
+}
+
+// What the first handle of |kind| would be without the tag: a small integer that must not be
+// mistaken for a handle.
+uint64_t untagged(Kind kind) {
+  return uint64_t{1} << 4 | (static_cast<uint64_t>(kind) + 1);
 }
 
 struct Case {
@@ -234,7 +242,8 @@ TEST_F(Handles, EveryCallRefusesEveryBadHandle) {
         {"garbage 0x1230", 0x1230, "is not live"},
         {"garbage ~0", ~uint64_t{0}, "is not live"},
         {"forged with the right kind bits", forged(c.kind), "is not live"},
-        {"live handle of another kind", wrong_kind_[k], "not a "},
+        {"untagged small integer", untagged(c.kind), "is not live"},
+        {"live handle of another kind", wrong_kind_[k], "not '"},
     };
     for (const auto& b : bad) {
       SCOPED_TRACE(std::string(c.call) + " with a " + kind_name(c.kind) + " that is " + b.what);
