@@ -35,31 +35,31 @@ enum class ParamKind { kPointer, kValue };
 struct Param {
   std::string name;
   ParamKind kind = ParamKind::kValue;
-  uint32_t size = 0;      // bytes the argument occupies
-  uint32_t alignment = 0; // bytes
+  uint32_t size = 0;       // bytes the argument occupies
+  uint32_t alignment = 0;  // bytes
 };
 
 struct Entry {
   std::string name;
   std::vector<Param> params;
-  uint32_t reqntid[3] = {0, 0, 0}; // .reqntid (fixed block size), zeros when absent
-  uint32_t maxntid = 0;            // product of .maxntid, 0 when absent
+  uint32_t reqntid[3] = {0, 0, 0};  // .reqntid (fixed block size), zeros when absent
+  uint32_t maxntid = 0;             // product of .maxntid, 0 when absent
 };
 
 struct Module {
-  uint32_t version_major = 0; // .version major.minor (PTX ISA)
+  uint32_t version_major = 0;  // .version major.minor (PTX ISA)
   uint32_t version_minor = 0;
-  std::string target;       // the architecture named first in .target, e.g. "sm_90a"
-  uint32_t target_sm = 0;   // its number, e.g. 90 for "sm_90a" (10 * major + minor)
-  uint32_t address_size = 32; // .address_size; PTX's default when the directive is absent
-  std::vector<Entry> entries; // every defined .entry, in file order
+  std::string target;          // the architecture named first in .target, e.g. "sm_90a"
+  uint32_t target_sm = 0;      // its number, e.g. 90 for "sm_90a" (10 * major + minor)
+  uint32_t address_size = 32;  // .address_size; PTX's default when the directive is absent
+  std::vector<Entry> entries;  // every defined .entry, in file order
 };
 
 // Caps that bound the work on hostile input. Inputs beyond them are errors, not truncations.
 inline constexpr size_t kMaxIdentifierLength = 4096;
 inline constexpr size_t kMaxEntries = 65536;
 inline constexpr size_t kMaxParamsPerEntry = 4096;
-inline constexpr uint32_t kMaxParamBytes = 65536; // per parameter and per entry
+inline constexpr uint32_t kMaxParamBytes = 65536;  // per parameter and per entry
 
 // Parses |text|. On success fills |out| and returns true. On failure returns false and sets
 // |error| to "line N: what was expected and what was seen"; |out| is then unspecified.
@@ -76,4 +76,4 @@ bool parse(std::string_view text, Module* out, std::string* error);
 std::vector<bool> classify_params(std::string_view mangled_name,
                                   const std::vector<bool>& is_64bit_integer);
 
-} // namespace hal::ptx
+}  // namespace hal::ptx

@@ -1,0 +1,205 @@
+#include "cuda/cuda_device.h"
+
+#include "common/error.h"
+#include "common/log.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_status.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace hal {
+
+std::unique_ptr<Backend> create_cuda_backend() {
+  return std::make_unique<cuda::CudaBackend>();
+}
+
+namespace cuda {
+
+hal_status CudaBackend::init(std::vector<std::unique_ptr<Device>>* devices) {
+  std::shared_ptr<const Driver> driver;
+  if (hal_status status = Driver::open(&driver); status != HAL_SUCCESS) return status;
+  const DriverApi& api = driver->api();
+  int count = 0;
+  if (CUresult result = api.cuDeviceGetCount(&count); result != CUDA_SUCCESS) {
+    return failf(HAL_ERROR_UNAVAILABLE, "cuDeviceGetCount failed ({}). {}",
+                 driver->error_name(result), error_hint(result));
+  }
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    CUdevice handle = 0;
+    if (CUresult result = api.cuDeviceGet(&handle, ordinal); result != CUDA_SUCCESS) {
+      log()->warn("cuda: skipping device {}: cuDeviceGet failed ({})", ordinal,
+                  driver->error_name(result));
+      continue;
+    }
+    auto device = std::make_unique<CudaDevice>(driver, handle, ordinal);
+    if (device->query() != HAL_SUCCESS) {
+      log()->warn("cuda: skipping device {}: {}", ordinal, pending_error());
+      clear_pending_error();
+      continue;
+    }
+    devices->push_back(std::move(device));
+  }
+  return HAL_SUCCESS;
+}
+
+CudaDevice::CudaDevice(std::shared_ptr<const Driver> driver, CUdevice device, int ordinal)
+    : driver_(std::move(driver)), device_(device), ordinal_(ordinal) {}
+
+CudaDevice::~CudaDevice() {
+  // Errors are ignored: at process exit the driver may already be shutting down.
+  if (context_.load() != nullptr) api().cuDevicePrimaryCtxRelease(device_);
+}
+
+hal_status CudaDevice::attribute(CUdevice_attribute attribute, const char* name, int* value) {
+  *value = 0;
+  const CUresult result = api().cuDeviceGetAttribute(value, attribute, device_);
+  if (result != CUDA_SUCCESS) {
+    return fail_result(*driver_, result, fmt::format("cuDeviceGetAttribute({})", name));
+  }
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::query() {
+  const DriverApi& cu = api();
+  hal_device_info out{};
+  out.struct_size = sizeof(out);
+  out.backend = HAL_BACKEND_CUDA;
+  out.vendor_id = 0x10de;
+  out.device_id = 0;  // the driver API exposes no PCI product id
+  out.driver_version = static_cast<uint32_t>(driver_->version());
+  out.ir_mask = HAL_IR_PTX | HAL_IR_CUBIN | HAL_IR_FATBIN;
+  out.pointer_alignment = 1;  // CUDA accepts any address; kernels state their own needs
+  out.is_cpu = 0;
+
+  char name[256] = {};
+  if (CUresult r = cu.cuDeviceGetName(name, sizeof(name) - 1, device_); r != CUDA_SUCCESS) {
+    return fail_result(*driver_, r, "cuDeviceGetName");
+  }
+  std::memcpy(out.name, name, sizeof(out.name) - 1);
+  const std::string driver_name =
+      fmt::format("NVIDIA CUDA {}.{}", driver_->version() / 1000, driver_->version() % 1000 / 10);
+  std::memcpy(out.driver_name, driver_name.c_str(),
+              std::min(driver_name.size(), sizeof(out.driver_name) - 1));
+
+  CUuuid uuid{};
+  if (CUresult r = cu.cuDeviceGetUuid(&uuid, device_); r != CUDA_SUCCESS) {
+    return fail_result(*driver_, r, "cuDeviceGetUuid");
+  }
+  static_assert(sizeof(uuid.bytes) == sizeof(out.uuid));
+  std::memcpy(out.uuid, uuid.bytes, sizeof(out.uuid));
+
+  size_t total = 0;
+  if (CUresult r = cu.cuDeviceTotalMem(&total, device_); r != CUDA_SUCCESS) {
+    return fail_result(*driver_, r, "cuDeviceTotalMem");
+  }
+  out.total_memory = total;
+  out.max_allocation_size = total;
+
+  struct Attribute {
+    CUdevice_attribute attribute;
+    const char* name;
+    int value;
+  };
+  Attribute attributes[] = {
+      {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "MAX_THREADS_PER_BLOCK", 0},
+      {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, "MAX_BLOCK_DIM_X", 0},
+      {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, "MAX_BLOCK_DIM_Y", 0},
+      {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, "MAX_BLOCK_DIM_Z", 0},
+      {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, "MAX_GRID_DIM_X", 0},
+      {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, "MAX_GRID_DIM_Y", 0},
+      {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, "MAX_GRID_DIM_Z", 0},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, "MAX_SHARED_MEMORY_PER_BLOCK", 0},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+       0},
+      {CU_DEVICE_ATTRIBUTE_WARP_SIZE, "WARP_SIZE", 0},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "MULTIPROCESSOR_COUNT", 0},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "COMPUTE_CAPABILITY_MAJOR", 0},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "COMPUTE_CAPABILITY_MINOR", 0},
+      {CU_DEVICE_ATTRIBUTE_INTEGRATED, "INTEGRATED", 0},
+  };
+  for (Attribute& entry : attributes) {
+    if (hal_status status = attribute(entry.attribute, entry.name, &entry.value);
+        status != HAL_SUCCESS) {
+      return status;
+    }
+  }
+  const auto at = [&](size_t index) {
+    return static_cast<uint32_t>(std::max(attributes[index].value, 0));
+  };
+  out.max_threads_per_block = at(0);
+  for (int i = 0; i < 3; ++i) {
+    out.max_block_dim[i] = at(1 + i);
+    out.max_grid_dim[i] = at(4 + i);
+  }
+  default_shared_bytes_ = at(7);
+  optin_shared_bytes_ = std::max(at(7), at(8));
+  out.max_shared_memory_per_block = optin_shared_bytes_;
+  out.subgroup_size = at(9);
+  out.compute_units = at(10);
+  out.compute_capability_major = at(11);
+  out.compute_capability_minor = at(12);
+  out.unified_memory = at(13) != 0 ? 1 : 0;
+
+  const uint32_t cc = out.compute_capability_major * 10 + out.compute_capability_minor;
+  uint64_t features = HAL_FEATURE_STORAGE_16BIT | HAL_FEATURE_STORAGE_8BIT |
+                      HAL_FEATURE_BUFFER_DEVICE_ADDRESS | HAL_FEATURE_TIMESTAMPS;
+  if (cc >= 53) features |= HAL_FEATURE_FLOAT16;
+  if (cc >= 61) features |= HAL_FEATURE_INT8;
+  if (cc >= 70) features |= HAL_FEATURE_COOPERATIVE_MATRIX;  // tensor cores through mma/wmma
+  out.features = features;
+
+  info = out;
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::enter() {
+  if (const CUresult lost = lost_.load(); lost != CUDA_SUCCESS) {
+    return failf(HAL_ERROR_DEVICE_LOST,
+                 "CUDA device {} ({}) is unusable since an earlier error ({}). Restart the "
+                 "process to use it again",
+                 ordinal_, info.name, driver_->error_name(lost));
+  }
+  CUcontext context = context_.load();
+  if (context == nullptr) {
+    std::lock_guard<std::mutex> lock(context_mutex_);
+    context = context_.load();
+    if (context == nullptr) {
+      const CUresult result = api().cuDevicePrimaryCtxRetain(&context, device_);
+      if (result != CUDA_SUCCESS) return check(result, "cuDevicePrimaryCtxRetain");
+      context_.store(context);
+    }
+  }
+  CUcontext current = nullptr;
+  if (CUresult result = api().cuCtxGetCurrent(&current); result != CUDA_SUCCESS) {
+    return check(result, "cuCtxGetCurrent");
+  }
+  if (current != context) {
+    if (CUresult result = api().cuCtxSetCurrent(context); result != CUDA_SUCCESS) {
+      return check(result, "cuCtxSetCurrent");
+    }
+  }
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::check(CUresult result, std::string_view what, std::string_view detail) {
+  if (result == CUDA_SUCCESS) return HAL_SUCCESS;
+  if (poisons_context(result)) {
+    CUresult expected = CUDA_SUCCESS;
+    if (lost_.compare_exchange_strong(expected, result)) {
+      log()->error("cuda: device {} ({}) lost: {} returned {}", ordinal_, info.name, what,
+                   driver_->error_name(result));
+    }
+  }
+  return fail_result(*driver_, result, what, detail);
+}
+
+hal_status CudaDevice::synchronize() {
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  return check(api().cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+}  // namespace cuda
+}  // namespace hal

@@ -1,0 +1,267 @@
+#include "cuda/cuda_stream.h"
+
+#include "common/error.h"
+#include "cuda/cuda_module.h"
+#include "cuda/cuda_status.h"
+
+#include <fmt/format.h>
+
+namespace hal::cuda {
+
+// ===========================================================================================
+// Memory (CudaDevice)
+// ===========================================================================================
+
+hal_status CudaDevice::mem_alloc(size_t size, Allocation* out) {
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  CUdeviceptr pointer = 0;
+  if (hal_status status =
+          check(api().cuMemAlloc(&pointer, size), fmt::format("cuMemAlloc of {} bytes", size));
+      status != HAL_SUCCESS) {
+    return status;
+  }
+  out->base = pointer;
+  out->size = size;
+  out->backend_data = 0;
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::mem_free(const Allocation& alloc) {
+  if (lost()) return HAL_SUCCESS;  // the memory went with the context
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  // cuMemFree waits for work still using the memory.
+  return check(api().cuMemFree(alloc.base), "cuMemFree");
+}
+
+hal_status CudaDevice::host_alloc(size_t size, void** out) {
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  void* host = nullptr;
+  if (hal_status status = check(api().cuMemHostAlloc(&host, size, CU_MEMHOSTALLOC_PORTABLE),
+                                fmt::format("cuMemHostAlloc of {} bytes", size));
+      status != HAL_SUCCESS) {
+    return status;
+  }
+  {
+    std::lock_guard<std::mutex> lock(host_mutex_);
+    host_allocations_[reinterpret_cast<uintptr_t>(host)] = size;
+  }
+  *out = host;
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::host_free(void* host) {
+  {
+    std::lock_guard<std::mutex> lock(host_mutex_);
+    host_allocations_.erase(reinterpret_cast<uintptr_t>(host));
+  }
+  if (lost()) {
+    api().cuMemFreeHost(host);  // may fail with the sticky error; nothing else can be done
+    return HAL_SUCCESS;
+  }
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  // Work that reads or writes the memory completes first.
+  if (hal_status status = check(api().cuCtxSynchronize(), "cuCtxSynchronize before cuMemFreeHost");
+      status != HAL_SUCCESS) {
+    api().cuMemFreeHost(host);
+    return status;
+  }
+  return check(api().cuMemFreeHost(host), "cuMemFreeHost");
+}
+
+bool CudaDevice::is_page_locked(const void* host) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(host);
+  {
+    std::lock_guard<std::mutex> lock(host_mutex_);
+    auto it = host_allocations_.upper_bound(begin);
+    if (it != host_allocations_.begin()) {
+      --it;
+      if (begin - it->first < it->second) return true;
+    }
+  }
+  if (api().cuPointerGetAttribute == nullptr) return false;
+  // One question, about the first byte: page-locked ranges are registered whole. Pageable
+  // memory makes the driver answer CUDA_ERROR_INVALID_VALUE, which is not a failure here.
+  CUmemorytype type = static_cast<CUmemorytype>(0);
+  return api().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                     static_cast<CUdeviceptr>(begin)) == CUDA_SUCCESS &&
+         type == CU_MEMORYTYPE_HOST;
+}
+
+hal_status CudaDevice::create_stream(std::unique_ptr<Stream>* out) {
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  CUstream stream = nullptr;
+  if (hal_status status =
+          check(api().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+      status != HAL_SUCCESS) {
+    return status;
+  }
+  *out = std::make_unique<CudaStream>(*this, stream);
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::create_event(std::unique_ptr<Event>* out) {
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  CUevent event = nullptr;
+  if (hal_status status = check(api().cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+      status != HAL_SUCCESS) {
+    return status;
+  }
+  *out = std::make_unique<CudaEvent>(*this, event);
+  return HAL_SUCCESS;
+}
+
+// ===========================================================================================
+// Streams
+// ===========================================================================================
+
+CudaStream::~CudaStream() {
+  // The runtime synchronised already. On a lost device the driver may refuse; nothing to do.
+  if (device_.enter() != HAL_SUCCESS) clear_pending_error();
+  device_.api().cuStreamDestroy(stream_);
+}
+
+// The failure text is only formatted on failure: these calls are on the hot path.
+hal_status CudaStream::copy_htod(const DeviceRange& dst, const void* src, size_t size) {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  const CUresult result = device_.api().cuMemcpyHtoDAsync(dst.address(), src, size, stream_);
+  if (result != CUDA_SUCCESS) {
+    return device_.check(result, fmt::format("cuMemcpyHtoDAsync of {} bytes", size));
+  }
+  if (!device_.is_page_locked(src)) return HAL_SUCCESS;
+  // See the header: the source must be reusable when this returns.
+  return device_.check(device_.api().cuStreamSynchronize(stream_),
+                       "cuStreamSynchronize after a copy from page-locked memory");
+}
+
+hal_status CudaStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size) {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  const CUresult result = device_.api().cuMemcpyDtoHAsync(dst, src.address(), size, stream_);
+  if (result == CUDA_SUCCESS) return HAL_SUCCESS;
+  return device_.check(result, fmt::format("cuMemcpyDtoHAsync of {} bytes", size));
+}
+
+hal_status CudaStream::copy_dtod(const DeviceRange& dst, const DeviceRange& src, size_t size) {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  const CUresult result =
+      device_.api().cuMemcpyDtoDAsync(dst.address(), src.address(), size, stream_);
+  if (result == CUDA_SUCCESS) return HAL_SUCCESS;
+  return device_.check(result, fmt::format("cuMemcpyDtoDAsync of {} bytes", size));
+}
+
+hal_status CudaStream::fill(const DeviceRange& dst, uint32_t pattern, uint32_t pattern_size,
+                            size_t bytes) {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  if (pattern_size == 4) {
+    const CUresult result =
+        device_.api().cuMemsetD32Async(dst.address(), pattern, bytes / 4, stream_);
+    if (result == CUDA_SUCCESS) return HAL_SUCCESS;
+    return device_.check(result, fmt::format("cuMemsetD32Async of {} words", bytes / 4));
+  }
+  const CUresult result = device_.api().cuMemsetD8Async(
+      dst.address(), static_cast<unsigned char>(pattern), bytes, stream_);
+  if (result == CUDA_SUCCESS) return HAL_SUCCESS;
+  return device_.check(result, fmt::format("cuMemsetD8Async of {} bytes", bytes));
+}
+
+hal_status CudaStream::launch(Function& function, const LaunchParams& params) {
+  auto& cuda_function = static_cast<CudaFunction&>(function);
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  const DriverApi& api = device_.api();
+
+  if (params.shared_bytes > cuda_function.dynamic_shared_limit.load()) {
+    const uint64_t total = uint64_t{function.desc.static_shared_bytes} + params.shared_bytes;
+    if (total > device_.optin_shared_bytes()) {
+      return failf(HAL_ERROR_OUT_OF_RANGE,
+                   "kernel '{}' needs {} bytes of shared memory ({} static + {} dynamic), more "
+                   "than the {} bytes per block this device allows",
+                   function.desc.name, total, function.desc.static_shared_bytes,
+                   params.shared_bytes, device_.optin_shared_bytes());
+    }
+    if (hal_status status = device_.check(
+            api.cuFuncSetAttribute(cuda_function.handle,
+                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   static_cast<int>(params.shared_bytes)),
+            fmt::format("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, {}) for '{}'",
+                        params.shared_bytes, function.desc.name));
+        status != HAL_SUCCESS) {
+      return status;
+    }
+    uint32_t limit = cuda_function.dynamic_shared_limit.load();
+    while (limit < params.shared_bytes &&
+           !cuda_function.dynamic_shared_limit.compare_exchange_weak(limit, params.shared_bytes)) {
+    }
+  }
+
+  // kernelParams is not written by the driver; the cast only matches its C signature.
+  void** args = const_cast<void**>(params.args);
+  const CUresult result = api.cuLaunchKernel(
+      cuda_function.handle, params.grid[0], params.grid[1], params.grid[2], params.block[0],
+      params.block[1], params.block[2], params.shared_bytes, stream_, args, nullptr);
+  if (result == CUDA_SUCCESS) return HAL_SUCCESS;
+  return device_.check(
+      result, fmt::format("cuLaunchKernel of '{}' (grid {}x{}x{}, block {}x{}x{}, {} shared bytes)",
+                          function.desc.name, params.grid[0], params.grid[1], params.grid[2],
+                          params.block[0], params.block[1], params.block[2], params.shared_bytes));
+}
+
+hal_status CudaStream::record(Event& event) {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  return device_.check(
+      device_.api().cuEventRecord(static_cast<CudaEvent&>(event).handle(), stream_),
+      "cuEventRecord");
+}
+
+hal_status CudaStream::wait(Event& event) {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  return device_.check(device_.api().cuStreamWaitEvent(
+                           stream_, static_cast<CudaEvent&>(event).handle(), CU_EVENT_WAIT_DEFAULT),
+                       "cuStreamWaitEvent");
+}
+
+hal_status CudaStream::synchronize() {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  return device_.check(device_.api().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
+
+hal_status CudaStream::query() {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  const CUresult result = device_.api().cuStreamQuery(stream_);
+  if (result == CUDA_ERROR_NOT_READY) return HAL_ERROR_NOT_READY;
+  return device_.check(result, "cuStreamQuery");
+}
+
+// ===========================================================================================
+// Events
+// ===========================================================================================
+
+CudaEvent::~CudaEvent() {
+  if (device_.enter() != HAL_SUCCESS) clear_pending_error();
+  device_.api().cuEventDestroy(event_);
+}
+
+hal_status CudaEvent::synchronize() {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  return device_.check(device_.api().cuEventSynchronize(event_), "cuEventSynchronize");
+}
+
+hal_status CudaEvent::query() {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  const CUresult result = device_.api().cuEventQuery(event_);
+  if (result == CUDA_ERROR_NOT_READY) return HAL_ERROR_NOT_READY;
+  return device_.check(result, "cuEventQuery");
+}
+
+hal_status CudaEvent::elapsed_ms(Event& end, float* ms) {
+  if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  float value = 0.0f;
+  const CUresult result =
+      device_.api().cuEventElapsedTime(&value, event_, static_cast<CudaEvent&>(end).event_);
+  if (result == CUDA_ERROR_NOT_READY) return HAL_ERROR_NOT_READY;
+  if (hal_status status = device_.check(result, "cuEventElapsedTime"); status != HAL_SUCCESS) {
+    return status;
+  }
+  *ms = value;
+  return HAL_SUCCESS;
+}
+
+}  // namespace hal::cuda

@@ -1,0 +1,314 @@
+// Tests of the PTX reader (src/cuda/ptx_parser.h) on hand-written PTX, on nvcc's output, and on
+// damaged input.
+#include "cuda/ptx_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using hal::ptx::Entry;
+using hal::ptx::Module;
+using hal::ptx::ParamKind;
+
+Module parse_ok(std::string_view text) {
+  Module module;
+  std::string error;
+  EXPECT_TRUE(hal::ptx::parse(text, &module, &error)) << error;
+  return module;
+}
+
+std::string parse_error(std::string_view text) {
+  Module module;
+  std::string error;
+  EXPECT_FALSE(hal::ptx::parse(text, &module, &error));
+  return error;
+}
+
+constexpr std::string_view kHandWritten = R"(
+// A comment with .entry fake( in it
+/* a block comment
+   .version 1.0 */
+.version 8.0
+.target sm_80, debug
+.address_size 64
+
+.file 1 "some { path }.cu"
+.global .align 4 .b8 table[16] = {1, 2, 3, 4};
+
+.func (.param .b32 retval) helper(.param .b32 x)
+{
+  { // nested scope
+    ret;
+  }
+}
+
+.visible .entry copy(
+    .param .u64 .ptr .global .align 16 copy_dst,
+    .param .u64 copy_src,
+    .param .u32 copy_n,
+    .param .align 8 .b8 copy_pair[16],
+    .param .f64 copy_scale,
+    .param .u8 copy_flag,
+    .param .b16 copy_half,
+    .param .s64 copy_count
+)
+.reqntid 64, 2
+.minnctapersm 1
+{
+  .reg .b64 %rd<4>;
+  ret;
+}
+
+.entry no_params
+{
+  ret;
+}
+
+.visible .entry empty_params()
+.maxntid 256, 1, 1
+{
+  ret;
+}
+
+.extern .entry declared(.param .u32 x);
+)";
+
+TEST(PtxParser, ReadsHeaderAndEntries) {
+  const Module module = parse_ok(kHandWritten);
+  EXPECT_EQ(module.version_major, 8u);
+  EXPECT_EQ(module.version_minor, 0u);
+  EXPECT_EQ(module.target, "sm_80");
+  EXPECT_EQ(module.target_sm, 80u);
+  EXPECT_EQ(module.address_size, 64u);
+  ASSERT_EQ(module.entries.size(), 3u);  // the declaration has no body and is not listed
+  EXPECT_EQ(module.entries[0].name, "copy");
+  EXPECT_EQ(module.entries[1].name, "no_params");
+  EXPECT_TRUE(module.entries[1].params.empty());
+  EXPECT_EQ(module.entries[2].name, "empty_params");
+  EXPECT_TRUE(module.entries[2].params.empty());
+  EXPECT_EQ(module.entries[2].maxntid, 256u);
+}
+
+TEST(PtxParser, ClassifiesParameters) {
+  const Module module = parse_ok(kHandWritten);
+  const Entry& entry = module.entries[0];
+  ASSERT_EQ(entry.params.size(), 8u);
+  struct Expected {
+    ParamKind kind;
+    uint32_t size;
+    uint32_t alignment;
+  };
+  const Expected expected[] = {
+      {ParamKind::kPointer, 8, 16},  // .ptr
+      {ParamKind::kPointer, 8, 8},   // .u64 in an extern "C" style name: the rule
+      {ParamKind::kValue, 4, 4},    {ParamKind::kValue, 16, 8},
+      {ParamKind::kValue, 8, 8},    {ParamKind::kValue, 1, 1},
+      {ParamKind::kValue, 2, 2},    {ParamKind::kPointer, 8, 8},  // .s64: still a 64-bit integer
+  };
+  for (size_t i = 0; i < entry.params.size(); ++i) {
+    SCOPED_TRACE(entry.params[i].name);
+    EXPECT_EQ(entry.params[i].kind, expected[i].kind);
+    EXPECT_EQ(entry.params[i].size, expected[i].size);
+    EXPECT_EQ(entry.params[i].alignment, expected[i].alignment);
+  }
+  EXPECT_EQ(entry.reqntid[0], 64u);
+  EXPECT_EQ(entry.reqntid[1], 2u);
+  EXPECT_EQ(entry.reqntid[2], 1u);
+}
+
+TEST(PtxParser, MangledNamesDecideSixtyFourBitIntegers) {
+  // scale(float*, float const*, unsigned long, Pair, char, short, double)
+  constexpr std::string_view kPtx = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry _Z5scalePfPKfm4Paircsd(
+  .param .u64 p0, .param .u64 p1, .param .u64 p2, .param .align 8 .b8 p3[16],
+  .param .u8 p4, .param .u16 p5, .param .f64 p6)
+{ ret; }
+)";
+  const Module module = parse_ok(kPtx);
+  ASSERT_EQ(module.entries.size(), 1u);
+  const auto& params = module.entries[0].params;
+  ASSERT_EQ(params.size(), 7u);
+  EXPECT_EQ(params[0].kind, ParamKind::kPointer);
+  EXPECT_EQ(params[1].kind, ParamKind::kPointer);
+  EXPECT_EQ(params[2].kind, ParamKind::kValue);  // size_t n
+  EXPECT_EQ(params[3].kind, ParamKind::kValue);
+  EXPECT_EQ(params[6].kind, ParamKind::kValue);
+}
+
+TEST(PtxParser, ClassifyParamsUsesDemangledSignatures) {
+  using hal::ptx::classify_params;
+  EXPECT_EQ(classify_params("_Z4fillIfEvPT_S0_i", {true, false, false}),
+            (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(classify_params("_Z1kPfm", {true, true}), (std::vector<bool>{true, false}));
+  EXPECT_EQ(classify_params("_Z1kPKvx", {true, true}), (std::vector<bool>{true, false}));
+  // restrict-qualified pointers, function pointers
+  EXPECT_EQ(classify_params("_Z1kPrfPFviE", {true, true}), (std::vector<bool>{true, true}));
+  // extern "C" names and counts that do not match keep the rule
+  EXPECT_EQ(classify_params("saxpy", {false, true, true, true}),
+            (std::vector<bool>{false, true, true, true}));
+  EXPECT_EQ(classify_params("_Z1kPfm", {true}), (std::vector<bool>{true}));
+  EXPECT_EQ(classify_params("_Zgarbage", {true}), (std::vector<bool>{true}));
+  EXPECT_EQ(classify_params("_Z1kv", {}), (std::vector<bool>{}));
+}
+
+TEST(PtxParser, DefaultsAddressSizeTo32) {
+  const Module module = parse_ok(".version 7.0\n.target sm_70\n");
+  EXPECT_EQ(module.address_size, 32u);
+  EXPECT_TRUE(module.entries.empty());
+}
+
+TEST(PtxParser, ReadsArchitectureSuffixes) {
+  EXPECT_EQ(parse_ok(".version 8.0\n.target sm_90a\n").target_sm, 90u);
+  EXPECT_EQ(parse_ok(".version 8.8\n.target sm_100f\n").target_sm, 100u);
+  EXPECT_EQ(parse_ok(".version 8.8\n.target sm_120\n").target, "sm_120");
+}
+
+TEST(PtxParser, ReportsErrorsWithLineNumbers) {
+  EXPECT_NE(parse_error("").find("no .version"), std::string::npos);
+  EXPECT_NE(parse_error("hello world").find("no .version"), std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n").find("no .target"), std::string::npos);
+  EXPECT_NE(parse_error(".version x\n").find("line 1"), std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n.target compute_80\n").find("line 2"), std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n/* open").find("unterminated /*"),
+            std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n.entry k() {").find("unterminated '{'"),
+            std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n}").find("without a matching"),
+            std::string::npos);
+  EXPECT_NE(
+      parse_error(".version 8.0\n.target sm_80\n.entry k(.param .u32 .wat x) {}").find("'.wat'"),
+      std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n.entry k(.param x) {}").find("no type"),
+            std::string::npos);
+  EXPECT_NE(
+      parse_error(".version 8.0\n.target sm_80\n.entry k(.param .b8 x[0]) {}").find("array size"),
+      std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n.entry k(.param .u32 x {}").find("','"),
+            std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n.entry k(.param .u32 x)").find("no body"),
+            std::string::npos);
+  EXPECT_NE(parse_error(".entry k() {}\n.version 8.0\n.target sm_80\n").find("before"),
+            std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n\"open").find("unterminated string"),
+            std::string::npos);
+}
+
+TEST(PtxParser, EnforcesCaps) {
+  const std::string header = ".version 8.0\n.target sm_80\n.address_size 64\n";
+  EXPECT_NE(parse_error(header + ".entry " + std::string(5000, 'k') + "() {}").find("longer than"),
+            std::string::npos);
+  EXPECT_NE(parse_error(header + ".entry k(.param .b8 x[100000]) {}").find("array size"),
+            std::string::npos);
+  EXPECT_NE(
+      parse_error(header + ".entry k(.param .b8 x[40000], .param .b8 y[40000]) {}").find("exceed"),
+      std::string::npos);
+  std::string many = header + ".entry k(";
+  for (int i = 0; i < 5000; ++i)
+    many += (i ? ", .param .u8 p" : ".param .u8 p") + std::to_string(i);
+  many += ") {}";
+  EXPECT_NE(parse_error(many).find("more than"), std::string::npos);
+}
+
+// Every prefix and many random corruptions of valid PTX either parse or fail cleanly.
+TEST(PtxParser, SurvivesTruncationAndCorruption) {
+  const std::string text(kHandWritten);
+  for (size_t length = 0; length <= text.size(); ++length) {
+    Module module;
+    std::string error;
+    // A prefix is read without the rest: the view's end is the only bound.
+    hal::ptx::parse(std::string_view(text.data(), length), &module, &error);
+  }
+  std::mt19937 random(1234);
+  const char kBytes[] = {'{', '}', '(', ')',  '[',  ']', '.', ',',   ';',
+                         '"', '/', '*', '\0', '\n', '9', 'x', '\xff'};
+  for (int round = 0; round < 3000; ++round) {
+    std::string mutated = text;
+    const int edits = 1 + static_cast<int>(random() % 8);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = random() % mutated.size();
+      switch (random() % 3) {
+        case 0:
+          mutated[at] = kBytes[random() % sizeof(kBytes)];
+          break;
+        case 1:
+          mutated.erase(at, 1 + random() % 16);
+          break;
+        default:
+          mutated.insert(at, 1, kBytes[random() % sizeof(kBytes)]);
+          break;
+      }
+      if (mutated.empty()) mutated = "x";
+    }
+    Module module;
+    std::string error;
+    if (!hal::ptx::parse(mutated, &module, &error)) {
+      EXPECT_EQ(error.rfind("line ", 0), 0u) << error;
+    }
+  }
+}
+
+#ifdef HAL_TEST_NVCC_PTX
+std::string read_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(PtxParserOnNvcc, ReadsNvccOutput) {
+  const std::string text = read_file(HAL_TEST_NVCC_PTX);
+  ASSERT_FALSE(text.empty()) << "cannot read " << HAL_TEST_NVCC_PTX;
+  const Module module = parse_ok(text);
+  EXPECT_GE(module.version_major, 7u);
+  EXPECT_EQ(module.target, "sm_80");
+  EXPECT_EQ(module.address_size, 64u);
+  ASSERT_EQ(module.entries.size(), 4u);
+
+  const Entry& saxpy = module.entries[0];
+  EXPECT_EQ(saxpy.name, "saxpy");
+  ASSERT_EQ(saxpy.params.size(), 4u);
+  EXPECT_EQ(saxpy.params[0].kind, ParamKind::kValue);    // float a
+  EXPECT_EQ(saxpy.params[1].kind, ParamKind::kPointer);  // const float* x
+  EXPECT_EQ(saxpy.params[2].kind, ParamKind::kPointer);  // float* y
+  // unsigned long long n: extern "C" gives no types, so the 64-bit rule calls it a pointer.
+  EXPECT_EQ(saxpy.params[3].kind, ParamKind::kPointer);
+
+  const Entry& scale = module.entries[1];
+  EXPECT_EQ(scale.name, "_Z5scalePfPKfm4Paircsd");
+  ASSERT_EQ(scale.params.size(), 7u);
+  EXPECT_EQ(scale.params[0].kind, ParamKind::kPointer);
+  EXPECT_EQ(scale.params[1].kind, ParamKind::kPointer);
+  EXPECT_EQ(scale.params[2].kind, ParamKind::kValue);  // size_t n, from the mangled name
+  EXPECT_EQ(scale.params[3].kind, ParamKind::kValue);
+  EXPECT_EQ(scale.params[3].size, 16u);
+  EXPECT_EQ(scale.params[3].alignment, 8u);
+  EXPECT_EQ(scale.params[4].size, 1u);
+  EXPECT_EQ(scale.params[5].size, 2u);
+  EXPECT_EQ(scale.params[6].size, 8u);
+  EXPECT_EQ(scale.params[6].kind, ParamKind::kValue);
+
+  const Entry& fill = module.entries[2];
+  ASSERT_EQ(fill.params.size(), 3u);
+  EXPECT_EQ(fill.params[0].kind, ParamKind::kPointer);
+  EXPECT_EQ(fill.params[1].kind, ParamKind::kValue);
+
+  const Entry& bounded = module.entries[3];
+  EXPECT_EQ(bounded.maxntid, 128u);
+  ASSERT_EQ(bounded.params.size(), 1u);
+  EXPECT_EQ(bounded.params[0].kind, ParamKind::kPointer);
+}
+#else
+TEST(PtxParserOnNvcc, ReadsNvccOutput) {
+  GTEST_SKIP() << "nvcc was not found at configure time: no generated PTX to read";
+}
+#endif
+
+}  // namespace
