@@ -1,0 +1,376 @@
+#include "vulkan/device.h"
+
+#include "common/error.h"
+#include "common/log.h"
+#include "vulkan/event.h"
+#include "vulkan/memory.h"
+#include "vulkan/module.h"
+#include "vulkan/pipeline_cache.h"
+#include "vulkan/stream.h"
+#include "vulkan/stream_core.h"
+#include "vulkan/vk_status.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+namespace hal::vulkan {
+namespace {
+
+bool has_extension(const std::vector<VkExtensionProperties>& list, const char* name) {
+  for (const VkExtensionProperties& e : list) {
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  }
+  return false;
+}
+
+template <size_t N>
+void copy_string(char (&dst)[N], const char* src) {
+  const size_t length = strnlen(src, N - 1);
+  std::memcpy(dst, src, length);
+  dst[length] = '\0';
+}
+
+// A compute queue family: compute-only ones first (they do not compete with graphics), then
+// any with compute; among those, one with timestamps.
+int pick_queue_family(VkPhysicalDevice physical) {
+  uint32_t count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+  int best = -1;
+  int best_score = -1;
+  for (uint32_t i = 0; i < count; ++i) {
+    const VkQueueFamilyProperties& f = families[i];
+    if ((f.queueFlags & VK_QUEUE_COMPUTE_BIT) == 0 || f.queueCount == 0) continue;
+    int score = 1;
+    if ((f.queueFlags & VK_QUEUE_GRAPHICS_BIT) == 0) score += 2;
+    if (f.timestampValidBits > 0) score += 4;
+    if (score > best_score) {
+      best = static_cast<int>(i);
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+hal_status VulkanDevice::create(std::shared_ptr<Instance> instance, VkPhysicalDevice physical,
+                                std::unique_ptr<VulkanDevice>* out) {
+  std::unique_ptr<VulkanDevice> device(new VulkanDevice());
+  device->instance_ = std::move(instance);
+  hal_status status = device->init(physical);
+  if (status != HAL_SUCCESS) return status;
+  *out = std::move(device);
+  return HAL_SUCCESS;
+}
+
+hal_status VulkanDevice::init(VkPhysicalDevice physical) {
+  physical_ = physical;
+  // Properties.
+  VkPhysicalDeviceSubgroupSizeControlProperties subgroup_control{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceMaintenance4Properties maintenance4{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
+  VkPhysicalDeviceVulkan12Properties props12{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties props11{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  VkPhysicalDeviceProperties basic{};
+  vkGetPhysicalDeviceProperties(physical, &basic);
+  const uint32_t api = std::min(basic.apiVersion, instance_->api_version());
+  if (api < VK_API_VERSION_1_2) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED, "'{}' supports Vulkan {}.{} only; hal needs 1.2",
+                      basic.deviceName, VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api));
+  }
+  uint32_t extension_count = 0;
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &extension_count, nullptr);
+  std::vector<VkExtensionProperties> extensions(extension_count);
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &extension_count, extensions.data());
+  const bool is13 = api >= VK_API_VERSION_1_3;
+  const bool subgroup_ext =
+      !is13 && has_extension(extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+
+  props.pNext = &props11;
+  props11.pNext = &props12;
+  if (is13 || subgroup_ext) props12.pNext = &subgroup_control;
+  if (is13) subgroup_control.pNext = &maintenance4;
+  vkGetPhysicalDeviceProperties2(physical, &props);
+
+  // Features: query what exists, enable the subset hal uses.
+  VkPhysicalDeviceSubgroupSizeControlFeatures subgroup_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &f11;
+  f11.pNext = &f12;
+  if (is13) f12.pNext = &f13;
+  if (subgroup_ext) f12.pNext = &subgroup_features;
+  vkGetPhysicalDeviceFeatures2(physical, &features);
+  if (!f12.timelineSemaphore) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED, "'{}' has no timeline semaphores", basic.deviceName);
+  }
+
+  VkPhysicalDeviceSubgroupSizeControlFeatures e_subgroup{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceVulkan13Features e13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features e11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  enable.pNext = &e11;
+  e11.pNext = &e12;
+  if (is13) e12.pNext = &e13;
+  if (subgroup_ext) e12.pNext = &e_subgroup;
+  enable.features.shaderInt64 = features.features.shaderInt64;
+  enable.features.shaderInt16 = features.features.shaderInt16;
+  enable.features.shaderFloat64 = features.features.shaderFloat64;
+  e11.storageBuffer16BitAccess = f11.storageBuffer16BitAccess;
+  e11.uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess;
+  e11.variablePointersStorageBuffer = f11.variablePointersStorageBuffer;
+  e11.variablePointers = f11.variablePointers;
+  e12.timelineSemaphore = VK_TRUE;
+  e12.bufferDeviceAddress = f12.bufferDeviceAddress;
+  e12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
+  e12.uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess;
+  e12.shaderFloat16 = f12.shaderFloat16;
+  e12.shaderInt8 = f12.shaderInt8;
+  e12.scalarBlockLayout = f12.scalarBlockLayout;
+  e12.vulkanMemoryModel = f12.vulkanMemoryModel;
+  e12.vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope;
+  e12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;
+  e12.shaderSharedInt64Atomics = f12.shaderSharedInt64Atomics;
+  bool subgroup_size_control = false;
+  if (is13) {
+    e13.subgroupSizeControl = f13.subgroupSizeControl;
+    e13.computeFullSubgroups = f13.computeFullSubgroups;
+    e13.maintenance4 = f13.maintenance4;
+    subgroup_size_control = f13.subgroupSizeControl;
+  } else if (subgroup_ext) {
+    e_subgroup.subgroupSizeControl = subgroup_features.subgroupSizeControl;
+    e_subgroup.computeFullSubgroups = subgroup_features.computeFullSubgroups;
+    subgroup_size_control = subgroup_features.subgroupSizeControl;
+  }
+
+  const int family = pick_queue_family(physical);
+  if (family < 0) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED, "'{}' has no compute queue", basic.deviceName);
+  }
+  uint32_t family_count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &family_count, families.data());
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue_info.queueFamilyIndex = static_cast<uint32_t>(family);
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+  std::vector<const char*> enabled_extensions;
+  if (subgroup_ext) enabled_extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  device_info.pNext = &enable;
+  device_info.queueCreateInfoCount = 1;
+  device_info.pQueueCreateInfos = &queue_info;
+  device_info.enabledExtensionCount = static_cast<uint32_t>(enabled_extensions.size());
+  device_info.ppEnabledExtensionNames = enabled_extensions.data();
+  VkResult result = vkCreateDevice(physical, &device_info, nullptr, &device_);
+  if (result != VK_SUCCESS) {
+    return vk_fail(result, fmt::format("vkCreateDevice for '{}'", basic.deviceName));
+  }
+  volkLoadDeviceTable(&vk_, device_);
+  vk_.vkGetDeviceQueue(device_, static_cast<uint32_t>(family), 0, &queue_);
+
+  caps_.api_version = api;
+  caps_.type = basic.deviceType;
+  caps_.limits = basic.limits;
+  caps_.queue_family = static_cast<uint32_t>(family);
+  caps_.buffer_device_address = e12.bufferDeviceAddress;
+  caps_.scalar_block_layout = e12.scalarBlockLayout;
+  caps_.timestamp_valid_bits = families[family].timestampValidBits;
+  caps_.timestamps = caps_.timestamp_valid_bits > 0 && basic.limits.timestampPeriod > 0.0f;
+  caps_.timestamp_period = basic.limits.timestampPeriod;
+  caps_.max_memory_allocation_size = props11.maxMemoryAllocationSize;
+  caps_.max_buffer_size = is13 ? maintenance4.maxBufferSize : props11.maxMemoryAllocationSize;
+  std::memcpy(caps_.device_uuid, props11.deviceUUID, 16);
+  std::memcpy(caps_.pipeline_cache_uuid, basic.pipelineCacheUUID, 16);
+  caps_.vendor_id = basic.vendorID;
+  caps_.device_id = basic.deviceID;
+  caps_.driver_version = basic.driverVersion;
+  caps_.spirv_env = is13 ? SPV_ENV_VULKAN_1_3 : SPV_ENV_VULKAN_1_2;
+
+  memory_ = std::make_unique<MemoryManager>(*this);
+  hal_status status = memory_->init();
+  if (status != HAL_SUCCESS) return status;
+  pipeline_cache_ = std::make_unique<PipelineCache>(*this);
+  status = pipeline_cache_->init();
+  if (status != HAL_SUCCESS) return status;
+
+  uint64_t feature_bits = HAL_FEATURE_TIMELINE_SEMAPHORE;
+  if (e12.shaderFloat16) feature_bits |= HAL_FEATURE_FLOAT16;
+  if (e12.shaderInt8) feature_bits |= HAL_FEATURE_INT8;
+  if (e11.storageBuffer16BitAccess) feature_bits |= HAL_FEATURE_STORAGE_16BIT;
+  if (e12.storageBuffer8BitAccess) feature_bits |= HAL_FEATURE_STORAGE_8BIT;
+  if (e12.bufferDeviceAddress) feature_bits |= HAL_FEATURE_BUFFER_DEVICE_ADDRESS;
+  if (subgroup_size_control) feature_bits |= HAL_FEATURE_SUBGROUP_SIZE_CONTROL;
+  if (caps_.timestamps) feature_bits |= HAL_FEATURE_TIMESTAMPS;
+  fill_info(props, props11, props12, subgroup_control, feature_bits);
+  hal::log()->debug("vulkan: device '{}' ready (API {}.{}, queue family {}, BDA {})", info.name,
+                    VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api), family,
+                    caps_.buffer_device_address ? "yes" : "no");
+  return HAL_SUCCESS;
+}
+
+void VulkanDevice::fill_info(const VkPhysicalDeviceProperties2& props,
+                             const VkPhysicalDeviceVulkan11Properties& props11,
+                             const VkPhysicalDeviceVulkan12Properties& props12,
+                             const VkPhysicalDeviceSubgroupSizeControlProperties&,
+                             uint64_t features) {
+  const VkPhysicalDeviceProperties& p = props.properties;
+  info = hal_device_info{};
+  info.struct_size = sizeof(hal_device_info);
+  info.backend = HAL_BACKEND_VULKAN;
+  copy_string(info.name, p.deviceName);
+  copy_string(info.driver_name, props12.driverName[0] != '\0' ? props12.driverName : "vulkan");
+  info.vendor_id = p.vendorID;
+  info.device_id = p.deviceID;
+  std::memcpy(info.uuid, props11.deviceUUID, 16);
+  info.driver_version = p.driverVersion;
+  info.ir_mask = HAL_IR_SPIRV;
+  info.total_memory = memory_->total_memory();
+  info.max_allocation_size = memory_->max_allocation_size();
+  info.max_threads_per_block = p.limits.maxComputeWorkGroupInvocations;
+  for (int d = 0; d < 3; ++d) {
+    info.max_block_dim[d] = p.limits.maxComputeWorkGroupSize[d];
+    info.max_grid_dim[d] = p.limits.maxComputeWorkGroupCount[d];
+  }
+  info.max_shared_memory_per_block = p.limits.maxComputeSharedMemorySize;
+  info.subgroup_size = props11.subgroupSize;
+  // Vulkan does not report compute units; for a CPU device the host's threads are the answer.
+  info.compute_units =
+      p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? std::thread::hardware_concurrency() : 0;
+  info.pointer_alignment =
+      static_cast<uint32_t>(std::max<VkDeviceSize>(p.limits.minStorageBufferOffsetAlignment, 1));
+  info.is_cpu = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 0;
+  info.unified_memory = memory_->device_mapped() ? 1 : 0;
+  info.features = features;
+}
+
+VulkanDevice::~VulkanDevice() {
+  if (device_ == VK_NULL_HANDLE) return;
+  if (!lost()) vk_.vkDeviceWaitIdle(device_);
+  pipeline_cache_.reset();
+  memory_.reset();
+  vk_.vkDestroyDevice(device_, nullptr);
+}
+
+hal_status VulkanDevice::lost_status() const {
+  return hal::failf(HAL_ERROR_DEVICE_LOST,
+                    "device '{}' was lost earlier (VK_ERROR_DEVICE_LOST); every call on it fails "
+                    "now. Restart the process",
+                    info.name);
+}
+
+hal_status VulkanDevice::check(VkResult result, std::string_view what, std::string_view hint) {
+  if (result == VK_ERROR_DEVICE_LOST) {
+    if (!lost_.exchange(true)) hal::log()->error("vulkan: device '{}' lost in {}", info.name, what);
+  }
+  return vk_fail(result, what, hint);
+}
+
+hal_status VulkanDevice::submit(const VkSubmitInfo& submit_info) {
+  VkResult result;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    result = vk_.vkQueueSubmit(queue_, 1, &submit_info, VK_NULL_HANDLE);
+  }
+  if (result != VK_SUCCESS) return check(result, "vkQueueSubmit");
+  return HAL_SUCCESS;
+}
+
+void VulkanDevice::register_stream(const std::shared_ptr<StreamCore>& core) {
+  std::lock_guard<std::mutex> lock(streams_mutex_);
+  streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
+                                [](const std::weak_ptr<StreamCore>& w) { return w.expired(); }),
+                 streams_.end());
+  streams_.push_back(core);
+}
+
+hal_status VulkanDevice::wait_all_streams() {
+  if (lost()) return lost_status();
+  std::vector<std::shared_ptr<StreamCore>> live;
+  {
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    for (const auto& weak : streams_) {
+      if (auto core = weak.lock()) live.push_back(std::move(core));
+    }
+  }
+  for (const auto& core : live) {
+    hal_status status = core->synchronize();
+    if (status != HAL_SUCCESS) return status;
+  }
+  return HAL_SUCCESS;
+}
+
+hal_status VulkanDevice::mem_alloc(size_t size, Allocation* out) {
+  if (lost()) return lost_status();
+  return memory_->allocate(size, out);
+}
+
+hal_status VulkanDevice::mem_free(const Allocation& alloc) {
+  // Work already issued may still use the memory: wait for it (a lost device runs nothing).
+  if (!lost()) {
+    hal_status status = wait_all_streams();
+    if (status != HAL_SUCCESS && status != HAL_ERROR_DEVICE_LOST) return status;
+    hal::clear_pending_error();
+  }
+  return memory_->release(alloc);
+}
+
+hal_status VulkanDevice::host_alloc(size_t size, void** out) {
+  if (lost()) return lost_status();
+  return memory_->host_allocate(size, out);
+}
+
+hal_status VulkanDevice::host_free(void* host) {
+  if (!lost()) {
+    hal_status status = wait_all_streams();
+    if (status != HAL_SUCCESS && status != HAL_ERROR_DEVICE_LOST) return status;
+    hal::clear_pending_error();
+  }
+  return memory_->host_release(host);
+}
+
+hal_status VulkanDevice::create_stream(std::unique_ptr<hal::Stream>* out) {
+  if (lost()) return lost_status();
+  auto core = std::make_shared<StreamCore>(*this);
+  hal_status status = core->init();
+  if (status != HAL_SUCCESS) return status;
+  register_stream(core);
+  *out = std::make_unique<VulkanStream>(std::move(core));
+  return HAL_SUCCESS;
+}
+
+hal_status VulkanDevice::create_event(std::unique_ptr<hal::Event>* out) {
+  if (lost()) return lost_status();
+  *out = std::make_unique<VulkanEvent>(*this);
+  return HAL_SUCCESS;
+}
+
+hal_status VulkanDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
+                                     const ModuleOptions& options,
+                                     std::unique_ptr<hal::Module>* out) {
+  if (ir != HAL_IR_SPIRV) {
+    return hal::fail(HAL_ERROR_NOT_SUPPORTED, "Vulkan devices accept SPIR-V only");
+  }
+  return load_spirv_module(*this, blob, size, options, out);
+}
+
+hal_status VulkanDevice::synchronize() {
+  return wait_all_streams();
+}
+
+}  // namespace hal::vulkan

@@ -1,0 +1,121 @@
+// VulkanDevice: one logical device on one physical device, and the hal::Device it implements.
+//
+// Creation picks a compute queue family, enables the optional features hal uses when the device
+// has them (buffer device address, 8/16-bit storage, float16/int8, 64-bit integers, subgroup
+// size control, scalar block layout, the Vulkan memory model), requires timeline semaphores, and
+// fills hal_device_info.
+//
+// Device loss: once any Vulkan call reports VK_ERROR_DEVICE_LOST the device is marked lost, and
+// every later operation on it (streams, events, modules included) returns HAL_ERROR_DEVICE_LOST
+// at once instead of waiting on work that will never finish.
+//
+// Thread-safety: every method may be called from several threads. The single VkQueue is guarded
+// by an internal mutex (vkQueueSubmit needs external synchronisation); the memory manager and
+// the stream list have their own locks.
+#pragma once
+
+#include "common/backend.h"
+#include "vulkan/instance.h"
+#include "vulkan/vk.h"
+
+#include <spirv-tools/libspirv.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+namespace hal::vulkan {
+
+class MemoryManager;
+class PipelineCache;
+class StreamCore;
+
+// What the rest of the backend needs to know about the device, fixed at creation.
+struct DeviceCaps {
+  uint32_t api_version = 0;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  VkPhysicalDeviceLimits limits{};
+  uint32_t queue_family = 0;
+  bool buffer_device_address = false;
+  bool scalar_block_layout = false;
+  bool timestamps = false;
+  float timestamp_period = 1.0f;  // nanoseconds per tick
+  uint32_t timestamp_valid_bits = 0;
+  uint64_t max_memory_allocation_size = 0;
+  uint64_t max_buffer_size = 0;
+  uint8_t device_uuid[16] = {};
+  uint8_t pipeline_cache_uuid[16] = {};
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  uint32_t driver_version = 0;
+  spv_target_env spirv_env = SPV_ENV_VULKAN_1_2;
+};
+
+class VulkanDevice : public hal::Device {
+ public:
+  // Creates the logical device on |physical| (Vulkan 1.2 or newer, with timeline semaphores
+  // and a compute queue; anything else fails with HAL_ERROR_NOT_SUPPORTED and a reason).
+  // |instance| is kept alive for the device's lifetime.
+  static hal_status create(std::shared_ptr<Instance> instance, VkPhysicalDevice physical,
+                           std::unique_ptr<VulkanDevice>* out);
+  ~VulkanDevice() override;
+
+  // hal::Device
+  hal_status mem_alloc(size_t size, Allocation* out) override;
+  hal_status mem_free(const Allocation& alloc) override;
+  hal_status host_alloc(size_t size, void** out) override;
+  hal_status host_free(void* host) override;
+  hal_status create_stream(std::unique_ptr<hal::Stream>* out) override;
+  hal_status create_event(std::unique_ptr<hal::Event>* out) override;
+  hal_status load_module(hal_ir ir, const uint8_t* blob, size_t size, const ModuleOptions& options,
+                         std::unique_ptr<hal::Module>* out) override;
+  hal_status synchronize() override;
+
+  // For the backend's own classes.
+  const VolkDeviceTable& vk() const { return vk_; }
+  VkDevice handle() const { return device_; }
+  VkPhysicalDevice physical() const { return physical_; }
+  const DeviceCaps& caps() const { return caps_; }
+  MemoryManager& memory() { return *memory_; }
+  PipelineCache& pipeline_cache() { return *pipeline_cache_; }
+
+  bool lost() const { return lost_.load(std::memory_order_relaxed); }
+  // HAL_ERROR_DEVICE_LOST with a message; marks nothing.
+  hal_status lost_status() const;
+  // vk_fail() for a failed |result|, marking the device lost on VK_ERROR_DEVICE_LOST.
+  hal_status check(VkResult result, std::string_view what, std::string_view hint = {});
+
+  // vkQueueSubmit under the queue lock.
+  hal_status submit(const VkSubmitInfo& info);
+
+  // Streams register themselves so device synchronisation and frees can wait for them.
+  void register_stream(const std::shared_ptr<StreamCore>& core);
+  // Flushes and waits for every live stream of this device.
+  hal_status wait_all_streams();
+
+ private:
+  VulkanDevice() = default;
+  hal_status init(VkPhysicalDevice physical);
+  void fill_info(const VkPhysicalDeviceProperties2& props,
+                 const VkPhysicalDeviceVulkan11Properties& props11,
+                 const VkPhysicalDeviceVulkan12Properties& props12,
+                 const VkPhysicalDeviceSubgroupSizeControlProperties& subgroup_control,
+                 uint64_t features);
+
+  std::shared_ptr<Instance> instance_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VolkDeviceTable vk_{};
+  VkQueue queue_ = VK_NULL_HANDLE;
+  std::mutex queue_mutex_;
+  DeviceCaps caps_;
+  std::unique_ptr<MemoryManager> memory_;
+  std::unique_ptr<PipelineCache> pipeline_cache_;
+  std::atomic<bool> lost_{false};
+  std::mutex streams_mutex_;
+  std::vector<std::weak_ptr<StreamCore>> streams_;
+};
+
+}  // namespace hal::vulkan

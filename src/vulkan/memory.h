@@ -1,0 +1,121 @@
+// MemoryManager: device memory for hal_mem_alloc, host-visible memory for hal_host_alloc and for
+// staging.
+//
+// Device allocations are carved out of large blocks (one VkDeviceMemory bound to one VkBuffer
+// each), so thousands of small allocations use a handful of driver allocations
+// (maxMemoryAllocationCount is often 4096). Requests above half a block get a dedicated block of
+// their own. Every block respects maxMemoryAllocationSize, and no buffer is larger than
+// maxBufferSize.
+//
+// Addresses: with buffer device addresses an allocation's hal_deviceptr is the real address of
+// its bytes, usable inside kernels; without, each block gets a unique range of made-up
+// addresses (never reused, never 0). Either way allocation bases are 256-byte aligned.
+//
+// Allocation::backend_data holds a pointer to the DeviceChunk (block and offset), so commands
+// find their VkBuffer without a lookup. The chunk lives until mem_free.
+//
+// Thread-safety: every method may be called concurrently; one mutex guards the block list and
+// another the host allocations. Freeing memory that in-flight work still uses is prevented by
+// the caller (VulkanDevice waits for its streams first).
+#pragma once
+
+#include "common/backend.h"
+#include "vulkan/range_allocator.h"
+#include "vulkan/vk.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace hal::vulkan {
+
+class VulkanDevice;
+
+struct MemoryBlock {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint64_t size = 0;          // bytes of the buffer
+  uint64_t address = 0;       // hal address of buffer byte |pad|
+  uint64_t pad = 0;           // first usable byte, so that |address| is 256-aligned
+  uint8_t* mapped = nullptr;  // host pointer to byte 0, when the memory is host-visible
+  std::unique_ptr<RangeAllocator> ranges;  // null for a dedicated block
+};
+
+// One device allocation: bytes [offset, offset + size) of |block->buffer|.
+struct DeviceChunk {
+  MemoryBlock* block = nullptr;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t range_offset = 0;  // the offset inside |block->ranges| (sub-allocated chunks)
+};
+
+// A host-visible, mapped buffer (hal_host_alloc memory and staging).
+struct HostBuffer {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint64_t size = 0;
+  uint8_t* mapped = nullptr;
+};
+
+class MemoryManager {
+ public:
+  static constexpr uint64_t kDefaultBlockSize = 32ull << 20;
+  static constexpr uint64_t kAddressAlignment = 256;
+
+  // |block_size| is capped by the device's limits. Call init() before anything else.
+  MemoryManager(VulkanDevice& device, uint64_t block_size = kDefaultBlockSize);
+  ~MemoryManager();
+  hal_status init();
+
+  hal_status allocate(uint64_t size, Allocation* out);
+  hal_status release(const Allocation& alloc);
+  static const DeviceChunk& chunk(const Allocation& alloc) {
+    return *reinterpret_cast<const DeviceChunk*>(static_cast<uintptr_t>(alloc.backend_data));
+  }
+
+  // Whether device allocations are host-visible and coherent (mapped): copies then memcpy.
+  bool device_mapped() const { return device_mapped_; }
+  // The largest allocation allocate() accepts.
+  uint64_t max_allocation_size() const { return max_allocation_size_; }
+  uint64_t total_memory() const { return total_memory_; }
+  uint64_t block_size() const { return block_size_; }
+  size_t block_count() const;
+
+  hal_status host_allocate(uint64_t size, void** out);
+  hal_status host_release(void* host);
+  // Finds the hal_host_alloc buffer holding [host, host + size); false if none does.
+  bool find_host(const void* host, uint64_t size, VkBuffer* buffer, uint64_t* offset) const;
+
+  // Creates / destroys a host-visible mapped buffer usable as a transfer source and target.
+  hal_status create_host_buffer(uint64_t size, HostBuffer* out);
+  void destroy_host_buffer(HostBuffer* buffer);
+
+ private:
+  hal_status create_block(uint64_t size, bool dedicated, std::unique_ptr<MemoryBlock>* out);
+  void destroy_block(MemoryBlock* block);
+  hal_status allocate_memory(uint64_t size, uint32_t type, bool device_address,
+                             VkDeviceMemory* out);
+  void free_memory(VkDeviceMemory memory);
+
+  VulkanDevice& device_;
+  uint64_t block_size_;
+  uint64_t max_allocation_size_ = 0;
+  uint64_t total_memory_ = 0;
+  uint32_t device_type_ = 0;
+  uint32_t host_type_ = 0;
+  bool device_mapped_ = false;
+  VkBufferUsageFlags device_usage_ = 0;
+  uint64_t next_fake_address_ = 1ull << 40;
+  std::atomic<uint64_t> memory_objects_{0};
+
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<MemoryBlock>> blocks_;
+
+  mutable std::mutex host_mutex_;
+  std::map<uintptr_t, HostBuffer> host_;  // by mapped address
+};
+
+}  // namespace hal::vulkan

@@ -1,0 +1,360 @@
+#include "vulkan/module.h"
+
+#include "common/error.h"
+#include "common/log.h"
+#include "vulkan/device.h"
+#include "vulkan/pipeline_cache.h"
+#include "vulkan/vk_status.h"
+
+#include <spirv-tools/libspirv.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace hal::vulkan {
+namespace {
+
+constexpr uint32_t kSpirvMagic = 0x07230203u;
+
+uint32_t byte_swap(uint32_t v) {
+  return ((v & 0xFFu) << 24) | ((v & 0xFF00u) << 8) | ((v >> 8) & 0xFF00u) | (v >> 24);
+}
+
+// Runs the SPIRV-Tools validator for the device's environment.
+hal_status validate(const VulkanDevice& device, const std::vector<uint32_t>& words) {
+  spv_context context = spvContextCreate(device.caps().spirv_env);
+  spv_validator_options options = spvValidatorOptionsCreate();
+  if (device.caps().scalar_block_layout) spvValidatorOptionsSetScalarBlockLayout(options, true);
+  spv_const_binary_t binary{words.data(), words.size()};
+  spv_diagnostic diagnostic = nullptr;
+  spv_result_t result = spvValidateWithOptions(context, options, &binary, &diagnostic);
+  hal_status status = HAL_SUCCESS;
+  if (result != SPV_SUCCESS) {
+    std::string message =
+        diagnostic != nullptr && diagnostic->error != nullptr ? diagnostic->error : "no details";
+    if (diagnostic != nullptr && !diagnostic->isTextSource) {
+      message = fmt::format("{} (at word {})", message, diagnostic->position.index);
+    }
+    status = hal::failf(HAL_ERROR_INVALID_IR,
+                        "SPIR-V validation for {} failed: {}. Check the compiler's target "
+                        "environment (for instance glslc --target-env=vulkan1.2)",
+                        spvTargetEnvDescription(device.caps().spirv_env), message);
+  }
+  spvDiagnosticDestroy(diagnostic);
+  spvValidatorOptionsDestroy(options);
+  spvContextDestroy(context);
+  return status;
+}
+
+const ReflectedSpecConstant* find_spec(const ReflectedModule& module, uint32_t id) {
+  for (const ReflectedSpecConstant& spec : module.spec_constants) {
+    if (spec.id == id) return &spec;
+  }
+  return nullptr;
+}
+
+std::string spec_list(const ReflectedModule& module) {
+  std::string list;
+  for (const ReflectedSpecConstant& spec : module.spec_constants) {
+    if (!list.empty()) list += ", ";
+    list += fmt::format("{} ({} bytes)", spec.id, spec.size);
+  }
+  return list.empty() ? "none" : list;
+}
+
+hal_status check_options(const ReflectedModule& module, const ModuleOptions& options) {
+  for (const Specialization& spec : options.specializations) {
+    const ReflectedSpecConstant* found = find_spec(module, spec.id);
+    if (found == nullptr) {
+      return hal::failf(HAL_ERROR_INVALID_ARGUMENT,
+                        "specialization constant {} is not in the module (it has: {})", spec.id,
+                        spec_list(module));
+    }
+    if (found->size != spec.size) {
+      return hal::failf(HAL_ERROR_INVALID_ARGUMENT,
+                        "specialization constant {} is {} bytes in the module, {} were given",
+                        spec.id, found->size, spec.size);
+    }
+  }
+  if (options.shared_bytes_constant) {
+    const ReflectedSpecConstant* found = find_spec(module, options.shared_bytes_constant_id);
+    if (found == nullptr || found->size != 4) {
+      return hal::failf(HAL_ERROR_INVALID_ARGUMENT,
+                        "shared_bytes_constant_id {} must name a 32-bit integer specialization "
+                        "constant of the module (it has: {})",
+                        options.shared_bytes_constant_id, spec_list(module));
+    }
+  }
+  return HAL_SUCCESS;
+}
+
+// Builds the layouts, parameter slots and description of one entry point.
+hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry,
+                          const ModuleOptions& options,
+                          const std::shared_ptr<ShaderModuleHandle>& shader,
+                          std::unique_ptr<VulkanFunction>* out) {
+  const VkPhysicalDeviceLimits& limits = device.caps().limits;
+  auto state = std::make_shared<FunctionState>(device);
+  state->shader = shader;
+  state->entry = entry;
+  state->specializations = options.specializations;
+  state->shared_bytes_constant = options.shared_bytes_constant;
+  state->shared_bytes_constant_id = options.shared_bytes_constant_id;
+  FunctionDesc desc;
+  desc.name = entry.name;
+  if (!entry.block_declared) {
+    return hal::failf(HAL_ERROR_INVALID_IR, "entry point '{}' declares no workgroup size",
+                      entry.name);
+  }
+
+  uint32_t max_set = 0;
+  for (const ReflectedBinding& binding : entry.bindings) {
+    if (binding.kind != DescriptorKind::kStorageBuffer) {
+      return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                        "entry point '{}' uses a {} at set {} binding {}{}; hal kernels take "
+                        "storage buffers (and push constants) only",
+                        entry.name,
+                        binding.kind == DescriptorKind::kUniformBuffer ? "uniform buffer"
+                                                                       : "non-buffer descriptor",
+                        binding.set, binding.binding,
+                        binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name));
+    }
+    if (binding.is_array) {
+      return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                        "entry point '{}' declares an array of buffers at set {} binding {}{}; "
+                        "each storage buffer parameter must be a single binding",
+                        entry.name, binding.set, binding.binding,
+                        binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name));
+    }
+    max_set = std::max(max_set, binding.set);
+    ParamSlot slot;
+    slot.set = binding.set;
+    slot.binding = binding.binding;
+    state->slots.push_back(slot);
+    desc.params.push_back(ParamInfo{HAL_PARAM_POINTER, 8, 8});
+  }
+  if (!entry.bindings.empty() && max_set >= limits.maxBoundDescriptorSets) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "entry point '{}' uses descriptor set {}, the device binds at most {}",
+                      entry.name, max_set, limits.maxBoundDescriptorSets);
+  }
+  if (entry.push_constant_size > limits.maxPushConstantsSize) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "entry point '{}' has {} bytes of push constants, the device allows {}",
+                      entry.name, entry.push_constant_size, limits.maxPushConstantsSize);
+  }
+  for (const ReflectedPushMember& member : entry.push_members) {
+    if (member.is_address && !device.caps().buffer_device_address) {
+      // A 64-bit member is an address by the ABI; without buffer device addresses there is no
+      // meaningful value to pass.
+      return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                        "entry point '{}' takes a device address (push-constant member at "
+                        "offset {}), but the device has no bufferDeviceAddress",
+                        entry.name, member.offset);
+    }
+    ParamSlot slot;
+    slot.push = true;
+    slot.offset = member.offset;
+    slot.size = member.size;
+    state->slots.push_back(slot);
+    desc.params.push_back(member.is_address
+                              ? ParamInfo{HAL_PARAM_POINTER, 8, 8}
+                              : ParamInfo{HAL_PARAM_VALUE, member.size, member.alignment});
+  }
+  state->push_size = entry.push_constant_size;
+
+  const VolkDeviceTable& vk = device.vk();
+  if (!entry.bindings.empty()) {
+    for (uint32_t set = 0; set <= max_set; ++set) {
+      std::vector<VkDescriptorSetLayoutBinding> bindings;
+      for (const ReflectedBinding& binding : entry.bindings) {
+        if (binding.set != set) continue;
+        bindings.push_back(VkDescriptorSetLayoutBinding{binding.binding,
+                                                        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+      }
+      VkDescriptorSetLayoutCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+      info.bindingCount = static_cast<uint32_t>(bindings.size());
+      info.pBindings = bindings.data();
+      VkDescriptorSetLayout layout = VK_NULL_HANDLE;
+      VkResult result = vk.vkCreateDescriptorSetLayout(device.handle(), &info, nullptr, &layout);
+      if (result != VK_SUCCESS) return device.check(result, "vkCreateDescriptorSetLayout");
+      state->set_layouts.push_back(layout);
+    }
+  }
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, entry.push_constant_size};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.setLayoutCount = static_cast<uint32_t>(state->set_layouts.size());
+  layout_info.pSetLayouts = state->set_layouts.data();
+  layout_info.pushConstantRangeCount = entry.push_constant_size > 0 ? 1 : 0;
+  layout_info.pPushConstantRanges = &range;
+  VkResult result =
+      vk.vkCreatePipelineLayout(device.handle(), &layout_info, nullptr, &state->layout);
+  if (result != VK_SUCCESS) return device.check(result, "vkCreatePipelineLayout");
+
+  bool fixed = true;
+  for (int d = 0; d < 3; ++d) fixed = fixed && entry.block_spec_id[d] == kNoSpecId;
+  if (fixed) {
+    for (int d = 0; d < 3; ++d) desc.block[d] = entry.block[d];
+    desc.max_threads_per_block = entry.block[0] * entry.block[1] * entry.block[2];
+  }
+  desc.static_shared_bytes = entry.workgroup_bytes;
+  desc.dynamic_shared = options.shared_bytes_constant;
+
+  // Kernels with a fixed size compile now, so a compiler failure surfaces at load time.
+  if (fixed && !options.shared_bytes_constant) {
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    hal_status status = state->pipeline(entry.block, 0, &pipeline);
+    if (status != HAL_SUCCESS) return status;
+  }
+  auto function = std::make_unique<VulkanFunction>();
+  function->desc = std::move(desc);
+  function->state = std::move(state);
+  *out = std::move(function);
+  return HAL_SUCCESS;
+}
+
+}  // namespace
+
+ShaderModuleHandle::~ShaderModuleHandle() {
+  if (module != VK_NULL_HANDLE) device.vk().vkDestroyShaderModule(device.handle(), module, nullptr);
+}
+
+FunctionState::~FunctionState() {
+  const VolkDeviceTable& vk = device.vk();
+  for (auto& [key, pipeline] : pipelines_) vk.vkDestroyPipeline(device.handle(), pipeline, nullptr);
+  if (layout != VK_NULL_HANDLE) vk.vkDestroyPipelineLayout(device.handle(), layout, nullptr);
+  for (VkDescriptorSetLayout set_layout : set_layouts) {
+    vk.vkDestroyDescriptorSetLayout(device.handle(), set_layout, nullptr);
+  }
+}
+
+hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_bytes,
+                                   VkPipeline* out) {
+  for (int d = 0; d < 3; ++d) {
+    if (entry.block_spec_id[d] == kNoSpecId && block[d] != entry.block[d]) {
+      return hal::failf(HAL_ERROR_OUT_OF_RANGE,
+                        "block dimension {} is {}, but '{}' fixes it at {} in its workgroup size",
+                        "xyz"[d], block[d], entry.name, entry.block[d]);
+    }
+  }
+  const std::array<uint32_t, 4> key{block[0], block[1], block[2],
+                                    shared_bytes_constant ? shared_bytes : 0};
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) {
+    *out = it->second;
+    return HAL_SUCCESS;
+  }
+  // Specialization data: the module's constants, then the ones the launch decides (block
+  // dimensions and the shared-memory size), which win over the module's for the same id.
+  std::vector<VkSpecializationMapEntry> entries;
+  std::vector<uint8_t> data;
+  auto add = [&](uint32_t id, const void* bytes, uint32_t size) {
+    for (VkSpecializationMapEntry& e : entries) {
+      if (e.constantID == id) {
+        std::memcpy(data.data() + e.offset, bytes, std::min<size_t>(size, e.size));
+        return;
+      }
+    }
+    entries.push_back(VkSpecializationMapEntry{id, static_cast<uint32_t>(data.size()), size});
+    data.insert(data.end(), static_cast<const uint8_t*>(bytes),
+                static_cast<const uint8_t*>(bytes) + size);
+  };
+  for (const Specialization& spec : specializations) add(spec.id, &spec.value, spec.size);
+  for (int d = 0; d < 3; ++d) {
+    if (entry.block_spec_id[d] != kNoSpecId) add(entry.block_spec_id[d], &block[d], 4);
+  }
+  if (shared_bytes_constant) add(shared_bytes_constant_id, &shared_bytes, 4);
+  VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(),
+                                      data.size(), data.data()};
+
+  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = shader->module;
+  info.stage.pName = entry.name.c_str();
+  info.stage.pSpecializationInfo = entries.empty() ? nullptr : &specialization;
+  info.layout = layout;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkResult result = device.vk().vkCreateComputePipelines(
+      device.handle(), device.pipeline_cache().handle(), 1, &info, nullptr, &pipeline);
+  if (result != VK_SUCCESS) {
+    hal_status status =
+        device.check(result,
+                     fmt::format("vkCreateComputePipelines for '{}' (block {}x{}x{})", entry.name,
+                                 block[0], block[1], block[2]),
+                     "The driver's compiler rejected the kernel; run with HAL_VULKAN_VALIDATION=1");
+    if (status == HAL_ERROR_OUT_OF_MEMORY || status == HAL_ERROR_DEVICE_LOST) return status;
+    return hal::fail(HAL_ERROR_COMPILE_FAILED, hal::pending_error());
+  }
+  device.pipeline_cache().mark_dirty();
+  pipelines_.emplace(key, pipeline);
+  *out = pipeline;
+  return HAL_SUCCESS;
+}
+
+VulkanModule::~VulkanModule() {
+  functions.clear();  // in-flight batches keep their FunctionState alive
+  device_.pipeline_cache().save();
+}
+
+hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t size,
+                             const ModuleOptions& options, std::unique_ptr<hal::Module>* out) {
+  if (device.lost()) return device.lost_status();
+  if (size % 4 != 0 || size < 20) {
+    return hal::failf(HAL_ERROR_INVALID_IR,
+                      "a SPIR-V module is a sequence of 32-bit words with a 5-word header; {} "
+                      "bytes is not (truncated?)",
+                      size);
+  }
+  std::vector<uint32_t> words(size / 4);
+  std::memcpy(words.data(), blob, size);
+  if (words[0] == byte_swap(kSpirvMagic)) {
+    for (uint32_t& word : words) word = byte_swap(word);
+  } else if (words[0] != kSpirvMagic) {
+    return hal::failf(HAL_ERROR_INVALID_IR, "bad SPIR-V magic number 0x{:08x}", words[0]);
+  }
+  hal_status status = validate(device, words);
+  if (status != HAL_SUCCESS) return status;
+
+  ReflectedModule reflected;
+  std::string error;
+  if (!reflect_spirv(words.data(), words.size(), &reflected, &error)) {
+    return hal::failf(HAL_ERROR_INVALID_IR, "SPIR-V reflection failed: {}", error);
+  }
+  if (reflected.entry_points.empty()) {
+    return hal::fail(HAL_ERROR_INVALID_IR,
+                     "the module has no GLCompute entry point; hal runs compute shaders only");
+  }
+  status = check_options(reflected, options);
+  if (status != HAL_SUCCESS) return status;
+  if (reflected.uses_physical_storage_buffer && !device.caps().buffer_device_address) {
+    return hal::fail(HAL_ERROR_NOT_SUPPORTED,
+                     "the module uses PhysicalStorageBufferAddresses, but the device has no "
+                     "bufferDeviceAddress feature");
+  }
+
+  VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  info.codeSize = words.size() * 4;
+  info.pCode = words.data();
+  VkShaderModule shader_module = VK_NULL_HANDLE;
+  VkResult result =
+      device.vk().vkCreateShaderModule(device.handle(), &info, nullptr, &shader_module);
+  if (result != VK_SUCCESS) return device.check(result, "vkCreateShaderModule");
+  auto shader = std::make_shared<ShaderModuleHandle>(device, shader_module);
+
+  auto module = std::make_unique<VulkanModule>(device);
+  for (const ReflectedEntryPoint& entry : reflected.entry_points) {
+    std::unique_ptr<VulkanFunction> function;
+    status = build_function(device, entry, options, shader, &function);
+    if (status != HAL_SUCCESS) return status;
+    module->functions.push_back(std::move(function));
+  }
+  hal::log()->debug("vulkan: loaded a module with {} entry point(s)", module->functions.size());
+  *out = std::move(module);
+  return HAL_SUCCESS;
+}
+
+}  // namespace hal::vulkan

@@ -1,0 +1,102 @@
+// Vulkan modules and functions: SPIR-V validation, reflection into hal's kernel-parameter ABI,
+// and compute pipelines.
+//
+// Loading: the blob (either endianness) is validated with SPIRV-Tools for the device's Vulkan
+// environment before the driver sees it (failure: HAL_ERROR_INVALID_IR with the validator's
+// message), reflected (spirv_reflect.h), and turned into one VkShaderModule. Every GLCompute
+// entry point becomes a function with its own descriptor-set and pipeline layouts.
+//
+// Kernel-parameter ABI (the same parameter list as a CUDA kernel of the same signature):
+//  1. storage buffers, sorted by (set, binding), are pointer parameters; the argument is bound
+//     at its offset inside its allocation with the range running to the allocation's end
+//     (capped at maxStorageBufferRange);
+//  2. then the push-constant members in offset order: a 64-bit integer or PhysicalStorageBuffer
+//     pointer member is a pointer parameter whose value is the device address (buffer device
+//     address kernels); any other member is a value parameter of its size.
+//
+// Pipelines: one per (function, block size, shared-bytes value), created on first use (at load
+// time for kernels with a fixed workgroup size) through the device's VkPipelineCache and kept
+// until the module is gone. LocalSizeId and WorkgroupSize-by-spec-constant kernels take their
+// block from the launch, which sets those specialization constants.
+//
+// Lifetime: a function's Vulkan objects live in a FunctionState shared with every batch that
+// launched it, so unloading a module never destroys a pipeline still used by in-flight work.
+//
+// Thread-safety: pipeline creation locks the function's cache; everything else is immutable
+// after load.
+#pragma once
+
+#include "common/backend.h"
+#include "vulkan/spirv_reflect.h"
+#include "vulkan/vk.h"
+
+#include <array>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace hal::vulkan {
+
+class VulkanDevice;
+
+// Where parameter i of a function goes.
+struct ParamSlot {
+  bool push = false;  // push-constant member (else a storage buffer descriptor)
+  uint32_t set = 0;   // descriptor slots
+  uint32_t binding = 0;
+  uint32_t offset = 0;  // push-constant slots
+  uint32_t size = 0;
+};
+
+struct ShaderModuleHandle {
+  ShaderModuleHandle(VulkanDevice& d, VkShaderModule m) : device(d), module(m) {}
+  ~ShaderModuleHandle();
+  VulkanDevice& device;
+  VkShaderModule module;
+};
+
+struct FunctionState {
+  explicit FunctionState(VulkanDevice& d) : device(d) {}
+  ~FunctionState();
+  FunctionState(const FunctionState&) = delete;
+  FunctionState& operator=(const FunctionState&) = delete;
+
+  // The pipeline for |block| and |shared_bytes|, created on first use.
+  hal_status pipeline(const uint32_t block[3], uint32_t shared_bytes, VkPipeline* out);
+
+  VulkanDevice& device;
+  std::shared_ptr<ShaderModuleHandle> shader;
+  ReflectedEntryPoint entry;
+  std::vector<ParamSlot> slots;
+  std::vector<VkDescriptorSetLayout> set_layouts;  // index = set number
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  uint32_t push_size = 0;
+  std::vector<Specialization> specializations;  // from the module options
+  bool shared_bytes_constant = false;
+  uint32_t shared_bytes_constant_id = 0;
+
+ private:
+  std::mutex mutex_;
+  std::map<std::array<uint32_t, 4>, VkPipeline> pipelines_;
+};
+
+class VulkanFunction : public hal::Function {
+ public:
+  std::shared_ptr<FunctionState> state;
+};
+
+class VulkanModule : public hal::Module {
+ public:
+  explicit VulkanModule(VulkanDevice& device) : device_(device) {}
+  ~VulkanModule() override;
+
+ private:
+  VulkanDevice& device_;
+};
+
+// Validates, reflects and loads a SPIR-V blob (see above).
+hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t size,
+                             const ModuleOptions& options, std::unique_ptr<hal::Module>* out);
+
+}  // namespace hal::vulkan

@@ -1,0 +1,78 @@
+// SPIR-V reflection: what the Vulkan backend needs to know about a compute module to build its
+// pipelines and describe its kernel parameters.
+//
+// This is a small parser of its own rather than a general reflection library: it reads only the
+// instructions listed in spirv_reflect.cpp and ignores everything else. It is written for
+// hostile input (it is fuzzed): every word read is bounds-checked against the blob, ids are kept
+// in hash maps (never in arrays sized by the header's id bound), type recursion is depth
+// limited, and any inconsistency is a clean failure with a message, never a crash.
+//
+// The module is usually validated with SPIRV-Tools first, but reflect_spirv() does not rely on
+// that.
+//
+// Thread-safety: reflect_spirv() is a pure function.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hal::vulkan {
+
+constexpr uint32_t kNoSpecId = 0xFFFFFFFFu;
+
+enum class DescriptorKind : uint8_t {
+  kStorageBuffer,  // StorageBuffer storage class, or Uniform + BufferBlock
+  kUniformBuffer,  // Uniform + Block
+  kOther           // images, samplers, acceleration structures, ...
+};
+
+struct ReflectedBinding {
+  uint32_t set = 0;
+  uint32_t binding = 0;
+  DescriptorKind kind = DescriptorKind::kStorageBuffer;
+  bool is_array = false;  // an array of descriptors (binding count > 1 or runtime-sized)
+  std::string name;       // the variable's OpName, or ""
+};
+
+struct ReflectedPushMember {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  uint32_t alignment = 0;
+  // A 64-bit integer or a PhysicalStorageBuffer pointer: a device address (kernel ABI rule 2).
+  bool is_address = false;
+};
+
+struct ReflectedEntryPoint {
+  std::string name;
+  // The workgroup size, per dimension: a fixed value, or a specialization constant (its SpecId
+  // in |block_spec_id|, its default in |block|). From LocalSize, LocalSizeId, or a
+  // WorkgroupSize built-in constant (which overrides both, as in the SPIR-V spec).
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t block_spec_id[3] = {kNoSpecId, kNoSpecId, kNoSpecId};
+  bool block_declared = false;  // false: no LocalSize of any kind (invalid for GLCompute)
+  std::vector<ReflectedBinding> bindings;         // sorted by (set, binding)
+  std::vector<ReflectedPushMember> push_members;  // sorted by offset
+  uint32_t push_constant_size = 0;  // bytes the push-constant block spans, rounded up to 4
+  uint32_t workgroup_bytes = 0;     // static shared memory, spec-sized arrays at their defaults
+};
+
+struct ReflectedSpecConstant {
+  uint32_t id = 0;    // SpecId
+  uint32_t size = 0;  // bytes: 4 for booleans (VkBool32), else the scalar width
+};
+
+struct ReflectedModule {
+  uint32_t version = 0;                           // the header's version word, 0x00MMmm00
+  std::vector<ReflectedEntryPoint> entry_points;  // GLCompute only, in declaration order
+  std::vector<ReflectedSpecConstant> spec_constants;
+  bool uses_physical_storage_buffer = false;  // the PhysicalStorageBufferAddresses capability
+};
+
+// Parses |word_count| native-endian words. Returns false with |error| set (what was wrong and at
+// which word) on malformed input.
+bool reflect_spirv(const uint32_t* words, size_t word_count, ReflectedModule* out,
+                   std::string* error);
+
+}  // namespace hal::vulkan

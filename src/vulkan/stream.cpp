@@ -1,0 +1,273 @@
+#include "vulkan/stream.h"
+
+#include "common/error.h"
+#include "vulkan/device.h"
+#include "vulkan/event.h"
+#include "vulkan/memory.h"
+#include "vulkan/module.h"
+#include "vulkan/stream_core.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hal::vulkan {
+namespace {
+
+// The buffer and byte offset of a device range.
+struct Located {
+  MemoryBlock* block;
+  uint64_t offset;
+};
+
+Located locate(const DeviceRange& range) {
+  const DeviceChunk& chunk = MemoryManager::chunk(range.alloc);
+  return Located{chunk.block, chunk.offset + range.offset};
+}
+
+}  // namespace
+
+VulkanStream::VulkanStream(std::shared_ptr<StreamCore> core)
+    : core_(std::move(core)), device_(core_->device()) {}
+
+VulkanStream::~VulkanStream() {
+  // The runtime synchronised already; this only submits anything recorded since (nothing, in
+  // practice). Event captures may keep the core alive beyond this point.
+  if (core_->flush() != HAL_SUCCESS) hal::clear_pending_error();
+}
+
+hal_status VulkanStream::record_copy(VkBuffer src, uint64_t src_offset, VkBuffer dst,
+                                     uint64_t dst_offset, uint64_t size,
+                                     std::function<void()> on_complete) {
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  hal_status status = core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd);
+  if (status != HAL_SUCCESS) return status;
+  VkBufferCopy region{src_offset, dst_offset, size};
+  device_.vk().vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+  // Registered before end_command(), which may submit: the callback must belong to the batch
+  // holding the copy (and its staging memory), not to the next one.
+  if (on_complete) core_->on_complete(std::move(on_complete));
+  return core_->end_command();
+}
+
+hal_status VulkanStream::copy_htod(const DeviceRange& dst, const void* src, size_t size) {
+  if (device_.lost()) return device_.lost_status();
+  auto lock = core_->lock();
+  const Located to = locate(dst);
+  if (to.block->mapped != nullptr && core_->idle_locked()) {
+    std::memcpy(to.block->mapped + to.offset, src, size);
+    return HAL_SUCCESS;
+  }
+  StagingSpan span;
+  hal_status status = core_->stage(size, &span);
+  if (status != HAL_SUCCESS) return status;
+  std::memcpy(span.host, src, size);
+  return record_copy(span.buffer, span.offset, to.block->buffer, to.offset, size);
+}
+
+hal_status VulkanStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size) {
+  if (device_.lost()) return device_.lost_status();
+  auto lock = core_->lock();
+  const Located from = locate(src);
+  if (from.block->mapped != nullptr && core_->idle_locked()) {
+    std::memcpy(dst, from.block->mapped + from.offset, size);
+    return HAL_SUCCESS;
+  }
+  VkBuffer host_buffer = VK_NULL_HANDLE;
+  uint64_t host_offset = 0;
+  hal_status status = HAL_SUCCESS;
+  if (device_.memory().find_host(dst, size, &host_buffer, &host_offset)) {
+    status = record_copy(from.block->buffer, from.offset, host_buffer, host_offset, size);
+  } else {
+    StagingSpan span;
+    status = core_->stage(size, &span);
+    if (status != HAL_SUCCESS) return status;
+    uint8_t* staged = span.host;
+    status = record_copy(from.block->buffer, from.offset, span.buffer, span.offset, size,
+                         [dst, staged, size] { std::memcpy(dst, staged, size); });
+  }
+  if (status != HAL_SUCCESS) return status;
+  // The host is about to wait for this data: start the device on it now.
+  return core_->flush_locked();
+}
+
+hal_status VulkanStream::copy_dtod(const DeviceRange& dst, const DeviceRange& src, size_t size) {
+  if (device_.lost()) return device_.lost_status();
+  auto lock = core_->lock();
+  const Located to = locate(dst);
+  const Located from = locate(src);
+  if (to.block->mapped != nullptr && from.block->mapped != nullptr && core_->idle_locked()) {
+    std::memmove(to.block->mapped + to.offset, from.block->mapped + from.offset, size);
+    return HAL_SUCCESS;
+  }
+  return record_copy(from.block->buffer, from.offset, to.block->buffer, to.offset, size);
+}
+
+hal_status VulkanStream::fill_bytes_staged(VkBuffer buffer, uint64_t offset, uint8_t value,
+                                           uint64_t size) {
+  StagingSpan span;
+  hal_status status = core_->stage(size, &span);
+  if (status != HAL_SUCCESS) return status;
+  std::memset(span.host, value, size);
+  return record_copy(span.buffer, span.offset, buffer, offset, size);
+}
+
+hal_status VulkanStream::fill(const DeviceRange& dst, uint32_t pattern, uint32_t pattern_size,
+                              size_t bytes) {
+  if (device_.lost()) return device_.lost_status();
+  auto lock = core_->lock();
+  const Located to = locate(dst);
+  const uint32_t word = pattern_size == 1 ? (pattern & 0xFFu) * 0x01010101u : pattern;
+  if (to.block->mapped != nullptr && core_->idle_locked()) {
+    uint8_t* p = to.block->mapped + to.offset;
+    if (pattern_size == 1) {
+      std::memset(p, static_cast<int>(pattern & 0xFF), bytes);
+    } else {
+      for (size_t i = 0; i < bytes; i += 4) std::memcpy(p + i, &word, 4);
+    }
+    return HAL_SUCCESS;
+  }
+  // vkCmdFillBuffer needs 4-byte aligned offset and size; 1-byte fills cover the unaligned head
+  // and tail from staging memory.
+  uint64_t offset = to.offset;
+  uint64_t remaining = bytes;
+  if (pattern_size == 1) {
+    const uint64_t head = std::min<uint64_t>((4 - offset % 4) % 4, remaining);
+    if (head > 0) {
+      hal_status status =
+          fill_bytes_staged(to.block->buffer, offset, static_cast<uint8_t>(pattern), head);
+      if (status != HAL_SUCCESS) return status;
+      offset += head;
+      remaining -= head;
+    }
+    const uint64_t tail = remaining % 4;
+    if (tail > 0) {
+      hal_status status = fill_bytes_staged(to.block->buffer, offset + remaining - tail,
+                                            static_cast<uint8_t>(pattern), tail);
+      if (status != HAL_SUCCESS) return status;
+      remaining -= tail;
+    }
+  } else if (offset % 4 != 0) {
+    return hal::fail(HAL_ERROR_INTERNAL,
+                     "a 32-bit fill target is not 4-byte aligned in its buffer");
+  }
+  if (remaining == 0) return HAL_SUCCESS;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  hal_status status = core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd);
+  if (status != HAL_SUCCESS) return status;
+  device_.vk().vkCmdFillBuffer(cmd, to.block->buffer, offset, remaining, word);
+  return core_->end_command();
+}
+
+hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& params) {
+  if (device_.lost()) return device_.lost_status();
+  auto& vulkan_function = static_cast<VulkanFunction&>(function);
+  std::shared_ptr<FunctionState> state = vulkan_function.state;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  hal_status status = state->pipeline(params.block, params.shared_bytes, &pipeline);
+  if (status != HAL_SUCCESS) return status;
+
+  const VolkDeviceTable& vk = device_.vk();
+  const uint64_t max_range = device_.caps().limits.maxStorageBufferRange;
+  std::vector<uint8_t> push(state->push_size, 0);
+  std::vector<VkDescriptorBufferInfo> buffers;
+  std::vector<VkWriteDescriptorSet> writes;
+  buffers.reserve(state->slots.size());
+  for (size_t i = 0; i < state->slots.size(); ++i) {
+    const ParamSlot& slot = state->slots[i];
+    if (slot.push) {
+      std::memcpy(push.data() + slot.offset, params.args[i], slot.size);
+      continue;
+    }
+    const DeviceRange& range = params.pointers[i];
+    const Located at = locate(range);
+    const uint64_t length = std::min<uint64_t>(range.alloc.size - range.offset, max_range);
+    buffers.push_back(VkDescriptorBufferInfo{at.block->buffer, at.offset, length});
+  }
+
+  auto lock = core_->lock();
+  std::vector<VkDescriptorSet> sets(state->set_layouts.size(), VK_NULL_HANDLE);
+  if (!sets.empty()) {
+    status = core_->allocate_descriptor_sets(state->set_layouts.data(),
+                                             static_cast<uint32_t>(sets.size()), sets.data());
+    if (status != HAL_SUCCESS) return status;
+    size_t next_buffer = 0;
+    for (const ParamSlot& slot : state->slots) {
+      if (slot.push) continue;
+      VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      write.dstSet = sets[slot.set];
+      write.dstBinding = slot.binding;
+      write.descriptorCount = 1;
+      write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      write.pBufferInfo = &buffers[next_buffer++];
+      writes.push_back(write);
+    }
+    vk.vkUpdateDescriptorSets(device_.handle(), static_cast<uint32_t>(writes.size()), writes.data(),
+                              0, nullptr);
+  }
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  status = core_->begin_command(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, &cmd);
+  if (status != HAL_SUCCESS) return status;
+  vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  if (!sets.empty()) {
+    vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, state->layout, 0,
+                               static_cast<uint32_t>(sets.size()), sets.data(), 0, nullptr);
+  }
+  if (!push.empty()) {
+    vk.vkCmdPushConstants(cmd, state->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                          static_cast<uint32_t>(push.size()), push.data());
+  }
+  vk.vkCmdDispatch(cmd, params.grid[0], params.grid[1], params.grid[2]);
+  core_->keep_alive(std::move(state));
+  return core_->end_command();
+}
+
+hal_status VulkanStream::record(hal::Event& event) {
+  if (device_.lost()) return device_.lost_status();
+  auto& vulkan_event = static_cast<VulkanEvent&>(event);
+  auto capture = std::make_shared<EventCapture>(device_);
+  capture->core = core_;
+  const VolkDeviceTable& vk = device_.vk();
+  if (device_.caps().timestamps) {
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = 1;
+    VkResult result = vk.vkCreateQueryPool(device_.handle(), &info, nullptr, &capture->query_pool);
+    if (result != VK_SUCCESS) return device_.check(result, "vkCreateQueryPool");
+  }
+  auto lock = core_->lock();
+  if (capture->query_pool != VK_NULL_HANDLE) {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    hal_status status = core_->begin_command(0, &cmd);
+    if (status != HAL_SUCCESS) return status;
+    vk.vkCmdResetQueryPool(cmd, capture->query_pool, 0, 1);
+    vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, capture->query_pool, 0);
+  }
+  capture->value = core_->open_value_locked();
+  core_->keep_alive(capture);
+  hal_status status = core_->flush_locked();
+  if (status != HAL_SUCCESS) return status;
+  vulkan_event.set_capture(std::move(capture));
+  return HAL_SUCCESS;
+}
+
+hal_status VulkanStream::wait(hal::Event& event) {
+  if (device_.lost()) return device_.lost_status();
+  std::shared_ptr<EventCapture> captured = static_cast<VulkanEvent&>(event).capture();
+  if (!captured || captured->core == core_) return HAL_SUCCESS;  // nothing, or earlier here
+  bool done = false;
+  hal_status status = captured->core->query_value(captured->value, &done);
+  if (status != HAL_SUCCESS) return status;
+  if (done) return HAL_SUCCESS;
+  auto lock = core_->lock();
+  return core_->add_wait(captured->core, captured->value);
+}
+
+hal_status VulkanStream::synchronize() {
+  return core_->synchronize();
+}
+
+hal_status VulkanStream::query() {
+  return core_->query();
+}
+
+}  // namespace hal::vulkan

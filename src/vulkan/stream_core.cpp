@@ -1,0 +1,390 @@
+#include "vulkan/stream_core.h"
+
+#include "common/error.h"
+#include "common/log.h"
+#include "vulkan/device.h"
+
+namespace hal::vulkan {
+namespace {
+
+constexpr uint32_t kPoolSets = 2 * StreamCore::kMaxCommandsPerBatch;
+constexpr uint32_t kPoolBuffers = 16 * StreamCore::kMaxCommandsPerBatch;
+constexpr uint64_t kWaitSliceNs = 100'000'000;  // re-check device loss every 100 ms
+
+void memory_barrier(const VolkDeviceTable& vk, VkCommandBuffer cmd, VkPipelineStageFlags src,
+                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  barrier.dstAccessMask = dst_access;
+  vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+}  // namespace
+
+StreamCore::StreamCore(VulkanDevice& device) : device_(device) {}
+
+hal_status StreamCore::init() {
+  const VolkDeviceTable& vk = device_.vk();
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool_info.queueFamilyIndex = device_.caps().queue_family;
+  VkResult result = vk.vkCreateCommandPool(device_.handle(), &pool_info, nullptr, &command_pool_);
+  if (result != VK_SUCCESS) return device_.check(result, "vkCreateCommandPool");
+
+  VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  type_info.initialValue = 0;
+  VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+  semaphore_info.pNext = &type_info;
+  result = vk.vkCreateSemaphore(device_.handle(), &semaphore_info, nullptr, &semaphore_);
+  if (result != VK_SUCCESS) return device_.check(result, "vkCreateSemaphore (timeline)");
+  return HAL_SUCCESS;
+}
+
+StreamCore::~StreamCore() {
+  if (!device_.lost() && last_submitted_ > 0 && semaphore_ != VK_NULL_HANDLE) {
+    if (wait_value(last_submitted_) != HAL_SUCCESS) hal::clear_pending_error();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Completion callbacks of batches that never ran (device lost) are dropped: their
+    // destinations were never written by the device.
+    for (auto& batch : in_flight_) destroy_batch(*batch);
+    for (auto& batch : spare_) destroy_batch(*batch);
+    if (open_) destroy_batch(*open_);
+    if (chunk_) device_.memory().destroy_host_buffer(&chunk_->buffer);
+    for (auto& chunk : free_chunks_) device_.memory().destroy_host_buffer(&chunk->buffer);
+  }
+  const VolkDeviceTable& vk = device_.vk();
+  if (semaphore_ != VK_NULL_HANDLE) vk.vkDestroySemaphore(device_.handle(), semaphore_, nullptr);
+  if (command_pool_ != VK_NULL_HANDLE) {
+    vk.vkDestroyCommandPool(device_.handle(), command_pool_, nullptr);
+  }
+}
+
+void StreamCore::release_batch_resources(Batch& batch) {
+  for (HostBuffer& buffer : batch.large_staging) device_.memory().destroy_host_buffer(&buffer);
+  batch.large_staging.clear();
+  for (auto& chunk : batch.chunks) {
+    chunk->used = 0;
+    free_chunks_.push_back(std::move(chunk));
+  }
+  batch.chunks.clear();
+  batch.keep.clear();
+  batch.completions.clear();
+  batch.commands = 0;
+}
+
+void StreamCore::destroy_batch(Batch& batch) {
+  batch.completions.clear();
+  release_batch_resources(batch);
+  if (batch.pool != VK_NULL_HANDLE) {
+    device_.vk().vkDestroyDescriptorPool(device_.handle(), batch.pool, nullptr);
+    batch.pool = VK_NULL_HANDLE;
+  }
+  // Command buffers go with the command pool.
+}
+
+hal_status StreamCore::open_batch_locked() {
+  if (open_) return HAL_SUCCESS;
+  const VolkDeviceTable& vk = device_.vk();
+  std::unique_ptr<Batch> batch;
+  if (!spare_.empty()) {
+    batch = std::move(spare_.back());
+    spare_.pop_back();
+  } else {
+    batch = std::make_unique<Batch>();
+    VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    info.commandPool = command_pool_;
+    info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    info.commandBufferCount = 1;
+    VkResult result = vk.vkAllocateCommandBuffers(device_.handle(), &info, &batch->cmd);
+    if (result != VK_SUCCESS) return device_.check(result, "vkAllocateCommandBuffers");
+  }
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VkResult result = vk.vkBeginCommandBuffer(batch->cmd, &begin);
+  if (result != VK_SUCCESS) {
+    spare_.push_back(std::move(batch));
+    return device_.check(result, "vkBeginCommandBuffer");
+  }
+  if (batch->pool_used) {
+    vk.vkResetDescriptorPool(device_.handle(), batch->pool, 0);
+    batch->pool_used = false;
+  }
+  pending_stages_ = 0;
+  open_ = std::move(batch);
+  return HAL_SUCCESS;
+}
+
+hal_status StreamCore::begin_command(VkPipelineStageFlags stage, VkCommandBuffer* cmd) {
+  if (device_.lost()) return device_.lost_status();
+  hal_status status = open_batch_locked();
+  if (status != HAL_SUCCESS) return status;
+  if (stage != 0) {
+    if (pending_stages_ != 0) {
+      memory_barrier(device_.vk(), open_->cmd, pending_stages_, stage,
+                     VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+      pending_stages_ = 0;
+    }
+    pending_stages_ |= stage;
+  }
+  *cmd = open_->cmd;
+  return HAL_SUCCESS;
+}
+
+hal_status StreamCore::end_command() {
+  ++open_->commands;
+  if (open_->commands >= kMaxCommandsPerBatch) return flush_locked();
+  return HAL_SUCCESS;
+}
+
+hal_status StreamCore::stage(uint64_t size, StagingSpan* out) {
+  hal_status status = open_batch_locked();
+  if (status != HAL_SUCCESS) return status;
+  MemoryManager& memory = device_.memory();
+  if (size > kStagingChunkSize) {
+    HostBuffer buffer;
+    status = memory.create_host_buffer(size, &buffer);
+    if (status != HAL_SUCCESS) return status;
+    open_->large_staging.push_back(buffer);
+    *out = StagingSpan{buffer.buffer, 0, buffer.mapped};
+    return HAL_SUCCESS;
+  }
+  uint64_t offset = chunk_ ? (chunk_->used + 15) & ~uint64_t{15} : 0;
+  if (!chunk_ || offset + size > chunk_->buffer.size) {
+    if (chunk_) open_->chunks.push_back(std::move(chunk_));
+    if (!free_chunks_.empty()) {
+      chunk_ = std::move(free_chunks_.back());
+      free_chunks_.pop_back();
+    } else {
+      auto chunk = std::make_unique<StagingChunk>();
+      status = memory.create_host_buffer(kStagingChunkSize, &chunk->buffer);
+      if (status != HAL_SUCCESS) return status;
+      chunk_ = std::move(chunk);
+    }
+    offset = 0;
+  }
+  chunk_->used = offset + size;
+  *out = StagingSpan{chunk_->buffer.buffer, offset, chunk_->buffer.mapped + offset};
+  return HAL_SUCCESS;
+}
+
+void StreamCore::on_complete(std::function<void()> callback) {
+  if (open_batch_locked() != HAL_SUCCESS) return;
+  open_->completions.push_back(std::move(callback));
+}
+
+void StreamCore::keep_alive(std::shared_ptr<void> object) {
+  if (open_batch_locked() != HAL_SUCCESS) return;
+  open_->keep.push_back(std::move(object));
+}
+
+hal_status StreamCore::allocate_descriptor_sets(const VkDescriptorSetLayout* layouts,
+                                                uint32_t count, VkDescriptorSet* out) {
+  const VolkDeviceTable& vk = device_.vk();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    hal_status status = open_batch_locked();
+    if (status != HAL_SUCCESS) return status;
+    if (open_->pool == VK_NULL_HANDLE) {
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kPoolBuffers};
+      VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      info.maxSets = kPoolSets;
+      info.poolSizeCount = 1;
+      info.pPoolSizes = &size;
+      VkResult result = vk.vkCreateDescriptorPool(device_.handle(), &info, nullptr, &open_->pool);
+      if (result != VK_SUCCESS) return device_.check(result, "vkCreateDescriptorPool");
+    }
+    VkDescriptorSetAllocateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    info.descriptorPool = open_->pool;
+    info.descriptorSetCount = count;
+    info.pSetLayouts = layouts;
+    VkResult result = vk.vkAllocateDescriptorSets(device_.handle(), &info, out);
+    if (result == VK_SUCCESS) {
+      open_->pool_used = true;
+      return HAL_SUCCESS;
+    }
+    if ((result != VK_ERROR_OUT_OF_POOL_MEMORY && result != VK_ERROR_FRAGMENTED_POOL) ||
+        attempt == 1) {
+      return device_.check(result, "vkAllocateDescriptorSets",
+                           "A kernel with this many buffers exceeds the per-batch pool");
+    }
+    status = flush_locked();  // a fresh batch brings a fresh pool
+    if (status != HAL_SUCCESS) return status;
+  }
+  return HAL_SUCCESS;
+}
+
+hal_status StreamCore::add_wait(std::shared_ptr<StreamCore> other, uint64_t value) {
+  if (open_ && open_->commands > 0) {
+    hal_status status = flush_locked();
+    if (status != HAL_SUCCESS) return status;
+  }
+  waits_.push_back(Wait{std::move(other), value});
+  return HAL_SUCCESS;
+}
+
+uint64_t StreamCore::open_value_locked() {
+  if (open_batch_locked() != HAL_SUCCESS) return last_submitted_;
+  return next_value_;
+}
+
+hal_status StreamCore::counter_value(uint64_t* value) {
+  VkResult result = device_.vk().vkGetSemaphoreCounterValue(device_.handle(), semaphore_, value);
+  if (result != VK_SUCCESS) return device_.check(result, "vkGetSemaphoreCounterValue");
+  return HAL_SUCCESS;
+}
+
+bool StreamCore::idle_locked() {
+  if ((open_ && open_->commands > 0) || !waits_.empty()) return false;
+  if (last_submitted_ == completed_) return true;
+  uint64_t value = 0;
+  if (counter_value(&value) != HAL_SUCCESS) {
+    hal::clear_pending_error();
+    return false;
+  }
+  retire_locked(value);
+  return completed_ >= last_submitted_;
+}
+
+hal_status StreamCore::flush_locked() {
+  if (device_.lost()) return device_.lost_status();
+  if (!open_ && waits_.empty()) return HAL_SUCCESS;
+  hal_status status = open_batch_locked();
+  if (status != HAL_SUCCESS) return status;
+  const VolkDeviceTable& vk = device_.vk();
+  Batch& batch = *open_;
+  if (pending_stages_ != 0) {
+    memory_barrier(vk, batch.cmd, pending_stages_, VK_PIPELINE_STAGE_HOST_BIT,
+                   VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    pending_stages_ = 0;
+  }
+  VkResult result = vk.vkEndCommandBuffer(batch.cmd);
+  if (result != VK_SUCCESS) return device_.check(result, "vkEndCommandBuffer");
+  if (chunk_ && chunk_->used > 0) batch.chunks.push_back(std::move(chunk_));
+
+  std::vector<VkSemaphore> wait_semaphores;
+  std::vector<uint64_t> wait_values;
+  std::vector<VkPipelineStageFlags> wait_stages;
+  if (last_submitted_ > completed_) {
+    wait_semaphores.push_back(semaphore_);
+    wait_values.push_back(last_submitted_);
+    wait_stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+  }
+  for (Wait& wait : waits_) {
+    wait_semaphores.push_back(wait.core->semaphore());
+    wait_values.push_back(wait.value);
+    wait_stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    batch.keep.push_back(wait.core);  // its semaphore must outlive this submission
+  }
+  const uint64_t signal_value = next_value_;
+  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline.waitSemaphoreValueCount = static_cast<uint32_t>(wait_values.size());
+  timeline.pWaitSemaphoreValues = wait_values.data();
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &signal_value;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.pNext = &timeline;
+  submit.waitSemaphoreCount = static_cast<uint32_t>(wait_semaphores.size());
+  submit.pWaitSemaphores = wait_semaphores.data();
+  submit.pWaitDstStageMask = wait_stages.data();
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &batch.cmd;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &semaphore_;
+  status = device_.submit(submit);
+  waits_.clear();
+  if (status != HAL_SUCCESS) {
+    // The command buffer is finished but never ran; drop the batch's work.
+    Batch* failed = open_.get();
+    failed->completions.clear();
+    release_batch_resources(*failed);
+    spare_.push_back(std::move(open_));
+    return status;
+  }
+  batch.value = signal_value;
+  last_submitted_ = signal_value;
+  ++next_value_;
+  in_flight_.push_back(std::move(open_));
+  return HAL_SUCCESS;
+}
+
+void StreamCore::retire_locked(uint64_t completed) {
+  if (completed > completed_) completed_ = completed;
+  while (!in_flight_.empty() && in_flight_.front()->value <= completed_) {
+    std::unique_ptr<Batch> batch = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    for (auto& callback : batch->completions) callback();
+    release_batch_resources(*batch);
+    spare_.push_back(std::move(batch));
+  }
+}
+
+hal_status StreamCore::flush() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return flush_locked();
+}
+
+hal_status StreamCore::synchronize() {
+  uint64_t target = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    hal_status status = flush_locked();
+    if (status != HAL_SUCCESS) return status;
+    target = last_submitted_;
+  }
+  return wait_value(target);
+}
+
+hal_status StreamCore::query() {
+  uint64_t target = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    hal_status status = flush_locked();
+    if (status != HAL_SUCCESS) return status;
+    target = last_submitted_;
+  }
+  bool done = false;
+  hal_status status = query_value(target, &done);
+  if (status != HAL_SUCCESS) return status;
+  return done ? HAL_SUCCESS : HAL_ERROR_NOT_READY;
+}
+
+hal_status StreamCore::wait_value(uint64_t value) {
+  const VolkDeviceTable& vk = device_.vk();
+  for (;;) {
+    if (device_.lost()) return device_.lost_status();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (completed_ >= value) {
+        retire_locked(completed_);
+        return HAL_SUCCESS;
+      }
+    }
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.semaphoreCount = 1;
+    info.pSemaphores = &semaphore_;
+    info.pValues = &value;
+    VkResult result = vk.vkWaitSemaphores(device_.handle(), &info, kWaitSliceNs);
+    if (result == VK_TIMEOUT) continue;
+    if (result != VK_SUCCESS) return device_.check(result, "vkWaitSemaphores");
+    std::lock_guard<std::mutex> lock(mutex_);
+    retire_locked(value);
+    return HAL_SUCCESS;
+  }
+}
+
+hal_status StreamCore::query_value(uint64_t value, bool* done) {
+  if (device_.lost()) return device_.lost_status();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (completed_ < value) {
+    uint64_t counter = 0;
+    hal_status status = counter_value(&counter);
+    if (status != HAL_SUCCESS) return status;
+    retire_locked(counter);
+  }
+  *done = completed_ >= value;
+  return HAL_SUCCESS;
+}
+
+}  // namespace hal::vulkan

@@ -1,0 +1,143 @@
+// StreamCore: command recording, batched submission and completion tracking for one stream.
+//
+// Recording: commands go into the open batch (one command buffer). Consecutive commands are
+// separated by one global memory barrier from the stages used since the last barrier to the
+// stage of the next command: exactly the ordering an in-order stream needs, nothing more. A batch
+// ends with one barrier that makes device writes visible to the host.
+//
+// Submission happens in batches: when the stream is synchronised or queried, when an event is
+// recorded, after a device-to-host copy, before a cross-stream wait is added, and after
+// kMaxCommandsPerBatch commands; never once per command. Each submission signals the next value
+// of the stream's timeline semaphore and waits for the previous one (submission order alone does
+// not order work on a queue), plus any timeline values of other streams it was asked to wait
+// for.
+//
+// Completion: a batch's resources (command buffer, descriptor pool, staging memory, objects kept
+// alive for it) are recycled, and its completion callbacks run, when the timeline reaches its
+// value; whichever thread observes that (stream or event synchronisation, queries) does it.
+//
+// Ownership and lifetime: shared (std::shared_ptr) by the stream object and by every event
+// capture and cross-stream wait that refers to it, so its semaphore outlives them all.
+//
+// Thread-safety: one mutex guards everything. Methods suffixed _locked, and the recording
+// methods, require the caller to hold lock(); the others take it themselves. Host waits happen
+// without the lock.
+#pragma once
+
+#include "vulkan/memory.h"
+#include "vulkan/vk.h"
+
+#include <hal/hal.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace hal::vulkan {
+
+class VulkanDevice;
+
+// Host-visible bytes from a stream's staging memory, valid until the batch they were taken for
+// has completed.
+struct StagingSpan {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint64_t offset = 0;
+  uint8_t* host = nullptr;
+};
+
+class StreamCore {
+ public:
+  static constexpr uint32_t kMaxCommandsPerBatch = 256;
+  static constexpr uint64_t kStagingChunkSize = 1ull << 20;
+
+  explicit StreamCore(VulkanDevice& device);
+  ~StreamCore();
+  StreamCore(const StreamCore&) = delete;
+  StreamCore& operator=(const StreamCore&) = delete;
+  hal_status init();
+
+  VulkanDevice& device() { return device_; }
+  VkSemaphore semaphore() const { return semaphore_; }
+  std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(mutex_); }
+
+  // ---- Recording (lock held) ----
+  // Opens a command of pipeline |stage| (0: needs no barrier, e.g. a timestamp) and returns the
+  // command buffer to record it into.
+  hal_status begin_command(VkPipelineStageFlags stage, VkCommandBuffer* cmd);
+  // Closes the command; submits the batch once it holds kMaxCommandsPerBatch commands.
+  hal_status end_command();
+  // Staging bytes for the open batch.
+  hal_status stage(uint64_t size, StagingSpan* out);
+  // Runs |callback| (under the lock) once the open batch has completed.
+  void on_complete(std::function<void()> callback);
+  // Keeps |object| alive until the open batch has completed.
+  void keep_alive(std::shared_ptr<void> object);
+  // Descriptor sets from the open batch's pool (submits and retries once when it is full).
+  hal_status allocate_descriptor_sets(const VkDescriptorSetLayout* layouts, uint32_t count,
+                                      VkDescriptorSet* out);
+  // Makes later work wait for |other| reaching |value| (submits recorded work first).
+  hal_status add_wait(std::shared_ptr<StreamCore> other, uint64_t value);
+  // The timeline value the open batch will signal (opening an empty batch if none is open).
+  uint64_t open_value_locked();
+  // True when nothing is recorded or waited for and all submitted work has completed: host
+  // copies may then touch device memory directly.
+  bool idle_locked();
+  hal_status flush_locked();
+
+  // ---- Synchronisation (take the lock) ----
+  hal_status flush();
+  // Submits, then blocks until everything issued so far has completed.
+  hal_status synchronize();
+  // HAL_SUCCESS or HAL_ERROR_NOT_READY for everything issued so far (submits recorded work).
+  hal_status query();
+  // Blocks until the timeline reaches |value|, then retires completed batches.
+  hal_status wait_value(uint64_t value);
+  // Whether the timeline reached |value| (retires completed batches).
+  hal_status query_value(uint64_t value, bool* done);
+
+ private:
+  struct StagingChunk {
+    HostBuffer buffer;
+    uint64_t used = 0;
+  };
+  struct Batch {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    bool pool_used = false;
+    uint64_t value = 0;
+    uint32_t commands = 0;
+    std::vector<std::function<void()>> completions;
+    std::vector<std::shared_ptr<void>> keep;
+    std::vector<HostBuffer> large_staging;
+    std::vector<std::unique_ptr<StagingChunk>> chunks;
+  };
+  struct Wait {
+    std::shared_ptr<StreamCore> core;
+    uint64_t value = 0;
+  };
+
+  hal_status open_batch_locked();
+  hal_status counter_value(uint64_t* value);
+  void retire_locked(uint64_t completed);
+  void release_batch_resources(Batch& batch);
+  void destroy_batch(Batch& batch);
+
+  VulkanDevice& device_;
+  std::mutex mutex_;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkSemaphore semaphore_ = VK_NULL_HANDLE;
+  std::unique_ptr<Batch> open_;
+  VkPipelineStageFlags pending_stages_ = 0;  // stages used since the last barrier in |open_|
+  std::vector<Wait> waits_;
+  std::deque<std::unique_ptr<Batch>> in_flight_;
+  std::vector<std::unique_ptr<Batch>> spare_;
+  std::unique_ptr<StagingChunk> chunk_;  // the staging chunk being filled for |open_|
+  std::vector<std::unique_ptr<StagingChunk>> free_chunks_;
+  uint64_t next_value_ = 1;
+  uint64_t last_submitted_ = 0;
+  uint64_t completed_ = 0;
+};
+
+}  // namespace hal::vulkan
