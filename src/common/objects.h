@@ -71,7 +71,7 @@ inline uint32_t max_threads_per_block(const FunctionDesc& fn, const hal_device_i
   if (fn.max_threads_per_block == 0) return info.max_threads_per_block;
   if (info.max_threads_per_block == 0) return fn.max_threads_per_block;
   return fn.max_threads_per_block < info.max_threads_per_block ? fn.max_threads_per_block
-                                                                : info.max_threads_per_block;
+                                                               : info.max_threads_per_block;
 }
 
 // HAL_ERROR_DEVICE_LOST with a message when |device| was lost earlier, else HAL_SUCCESS.

@@ -1,0 +1,93 @@
+/*
+ * hal_kernels: the reference kernel pack, embedded.
+ *
+ * Every kernel of the pack exists under one name, with one parameter list, in two IRs: SPIR-V
+ * (one module per kernel, entry point named after the kernel) and PTX (one module per source
+ * file, several kernels each). This static library holds both blobs of every kernel and the
+ * kernel's description from kernels/manifest.json, so a program can load a kernel without
+ * touching the file system:
+ *
+ *   const hal_kernel_blob* b = hal_kernels_find("saxpy", HAL_IR_SPIRV);
+ *   hal_module_load(device, b->data, b->size, NULL, &module);
+ *   hal_module_get_function(module, b->entry_point, &function);
+ *
+ * The same files are installed under share/hal/kernels/ with manifest.json.
+ *
+ * Everything returned points to static, immutable data: never freed, safe from any thread.
+ */
+#ifndef HAL_KERNELS_HAL_KERNELS_H_
+#define HAL_KERNELS_HAL_KERNELS_H_
+
+#include <hal/hal.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One kernel parameter. Pointers come first, then 32-bit values. */
+typedef struct hal_kernel_param {
+  const char* name;
+  hal_param_kind kind; /* HAL_PARAM_POINTER or HAL_PARAM_VALUE */
+  const char* type;    /* a pointer's element type ("f32", "f16"), or a value's ("u32", "f32") */
+  uint32_t size;       /* bytes of the argument: 8 for pointers, 4 for values */
+} hal_kernel_param;
+
+/* A tile size or other compile-time choice. In SPIR-V it is the specialization constant
+ * |spec_id| (any of |allowed| may be set through hal_module_options.specializations; |value| is
+ * the blob's default); in PTX it is fixed at |value|, and the other values are the other kernels
+ * of the same family. */
+typedef struct hal_kernel_tunable {
+  const char* name;
+  uint32_t value;
+  uint32_t spec_id;
+  uint32_t allowed_count;
+  const uint32_t* allowed;
+} hal_kernel_tunable;
+
+typedef struct hal_kernel_info {
+  const char* name;           /* e.g. "matmul_tiled_f32_64x64" */
+  const char* family;         /* kernels differing only in tunables, e.g. "matmul_tiled_f32" */
+  const char* dtype;          /* storage type: "f32" or "f16" (fp16 storage, fp32 arithmetic) */
+  const char* description;    /* what it computes */
+  uint32_t block[3];          /* the block size every launch must use */
+  uint64_t required_features; /* bits of hal_feature the device needs (HAL_FEATURE_STORAGE_16BIT) */
+  uint32_t param_count;
+  const hal_kernel_param* params;
+  uint32_t tunable_count;
+  const hal_kernel_tunable* tunables; /* NULL when tunable_count is 0 */
+} hal_kernel_info;
+
+/* One kernel in one IR. */
+typedef struct hal_kernel_blob {
+  const hal_kernel_info* kernel;
+  hal_ir ir;               /* HAL_IR_SPIRV or HAL_IR_PTX */
+  const char* entry_point; /* the name for hal_module_get_function; equal to kernel->name */
+  const char* file;        /* the blob's file name under share/hal/kernels */
+  const void* data;        /* the module; followed by a NUL byte not counted in |size| */
+  size_t size;
+} hal_kernel_blob;
+
+/* The number of kernels in the pack. */
+uint32_t hal_kernels_count(void);
+
+/* Kernel |index| in [0, hal_kernels_count()), in manifest order; NULL beyond. */
+const hal_kernel_info* hal_kernels_get(uint32_t index);
+
+/* The kernel named |name|, or NULL. */
+const hal_kernel_info* hal_kernels_info(const char* name);
+
+/* The blob of kernel |name| in |ir| (HAL_IR_SPIRV or HAL_IR_PTX), or NULL. Several PTX kernels
+ * share one blob (data and file are then the same). */
+const hal_kernel_blob* hal_kernels_find(const char* name, hal_ir ir);
+
+/* The pack's manifest (JSON text, NUL-terminated); |size| (may be NULL) receives its length. */
+const char* hal_kernels_manifest(size_t* size);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HAL_KERNELS_HAL_KERNELS_H_ */

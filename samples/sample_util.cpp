@@ -1,0 +1,166 @@
+#include "sample_util.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace sample {
+
+void die(const std::string& what) {
+  std::fprintf(stderr, "error: %s: %s\n", what.c_str(), hal_last_error());
+  std::exit(2);
+}
+
+Args::Args(int argc, char** argv, const std::string& usage, const std::vector<std::string>& options,
+           const std::vector<std::string>& flags) {
+  auto known = [](const std::vector<std::string>& list, const std::string& name) {
+    for (const std::string& s : list) {
+      if (s == name) return true;
+    }
+    return false;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const std::string name = arg.rfind("--", 0) == 0 ? arg.substr(2) : "";
+    if (known(flags, name)) {
+      values_[name] = "1";
+    } else if (known(options, name) && i + 1 < argc) {
+      values_[name] = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s %s\n", argv[0], usage.c_str());
+      std::exit(2);
+    }
+  }
+}
+
+std::string Args::get(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+uint32_t Args::get_u32(const std::string& name, uint32_t fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback
+                             : static_cast<uint32_t>(std::strtoul(it->second.c_str(), nullptr, 10));
+}
+
+float Args::get_float(const std::string& name, float fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : std::strtof(it->second.c_str(), nullptr);
+}
+
+bool Args::flag(const std::string& name) const {
+  return values_.count(name) != 0;
+}
+
+Device open_device(const std::string& selector) {
+  Device d;
+  uint32_t count = 0;
+  if (hal_device_count(&count) == HAL_SUCCESS && count == 0) {
+    std::fprintf(stderr, "no device: hal found none (hal-info says why)\n");
+    std::exit(kNoDevice);
+  }
+  SAMPLE_CHECK(hal_device_find(selector.c_str(), &d.device));
+  d.info.struct_size = sizeof d.info;
+  SAMPLE_CHECK(hal_device_get_info(d.device, &d.info));
+  d.ir = (d.info.ir_mask & HAL_IR_PTX) ? HAL_IR_PTX : HAL_IR_SPIRV;
+  if (!(d.info.ir_mask & d.ir)) {
+    std::fprintf(stderr, "error: device '%s' takes neither PTX nor SPIR-V\n", d.info.name);
+    std::exit(2);
+  }
+  SAMPLE_CHECK(hal_stream_create(d.device, &d.stream));
+  std::printf("device: %s (%s)\n", d.info.name, d.ir == HAL_IR_PTX ? "PTX" : "SPIR-V");
+  return d;
+}
+
+Kernel load_kernel(const Device& device, const std::string& name) {
+  Kernel k;
+  const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), device.ir);
+  if (blob == nullptr) {
+    std::fprintf(stderr, "error: the kernel pack has no kernel '%s'\n", name.c_str());
+    std::exit(2);
+  }
+  k.info = blob->kernel;
+  if ((device.info.features & k.info->required_features) != k.info->required_features) {
+    std::fprintf(stderr, "error: %s needs 16-bit storage, which '%s' lacks\n", name.c_str(),
+                 device.info.name);
+    std::exit(2);
+  }
+  hal_module_options options{};
+  options.struct_size = sizeof options;
+  options.ir = blob->ir;
+  SAMPLE_CHECK(hal_module_load(device.device, blob->data, blob->size, &options, &k.module));
+  SAMPLE_CHECK(hal_module_get_function(k.module, blob->entry_point, &k.function));
+  return k;
+}
+
+void launch(const Device& device, const Kernel& kernel, uint32_t gx, uint32_t gy, uint32_t gz,
+            std::vector<void*> args) {
+  hal_launch_config config{};
+  config.grid[0] = gx;
+  config.grid[1] = gy;
+  config.grid[2] = gz;
+  for (int i = 0; i < 3; ++i) config.block[i] = kernel.info->block[i];
+  SAMPLE_CHECK(hal_launch(device.stream, kernel.function, &config, args.data()));
+}
+
+Buffer::Buffer(const Device& device, size_t bytes) : ptr(0), device_(device) {
+  SAMPLE_CHECK(hal_mem_alloc(device.device, bytes == 0 ? 4 : bytes, &ptr));
+}
+
+Buffer::~Buffer() {
+  hal_mem_free(device_.device, ptr);
+}
+
+void Buffer::upload(const void* data, size_t bytes) {
+  SAMPLE_CHECK(hal_memcpy_htod(device_.stream, ptr, data, bytes));
+}
+
+void Buffer::download(void* data, size_t bytes) {
+  SAMPLE_CHECK(hal_memcpy_dtoh(device_.stream, data, ptr, bytes));
+  SAMPLE_CHECK(hal_stream_synchronize(device_.stream));
+}
+
+namespace {
+double now_ms() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double, std::milli>(clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+Timer::Timer(const Device& device) : device_(device) {
+  events_ = (device.info.features & HAL_FEATURE_TIMESTAMPS) != 0;
+  if (events_) {
+    SAMPLE_CHECK(hal_event_create(device.device, &begin_));
+    SAMPLE_CHECK(hal_event_create(device.device, &end_));
+  }
+}
+
+Timer::~Timer() {
+  if (begin_ != nullptr) hal_event_destroy(begin_);
+  if (end_ != nullptr) hal_event_destroy(end_);
+}
+
+void Timer::start() {
+  if (events_) {
+    SAMPLE_CHECK(hal_event_record(begin_, device_.stream));
+  } else {
+    SAMPLE_CHECK(hal_stream_synchronize(device_.stream));
+    host_start_ = now_ms();
+  }
+}
+
+double Timer::stop() {
+  if (events_) {
+    SAMPLE_CHECK(hal_event_record(end_, device_.stream));
+    SAMPLE_CHECK(hal_event_synchronize(end_));
+    float ms = 0;
+    SAMPLE_CHECK(hal_event_elapsed_ms(begin_, end_, &ms));
+    return ms;
+  }
+  SAMPLE_CHECK(hal_stream_synchronize(device_.stream));
+  return now_ms() - host_start_;
+}
+
+}  // namespace sample

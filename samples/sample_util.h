@@ -1,0 +1,96 @@
+// What the matmul and attention samples share: arguments, the device, loading a kernel of the
+// pack, device buffers and timing. Only libhal's public C API is used.
+#pragma once
+
+#include <hal/hal.h>
+#include <hal_kernels/hal_kernels.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sample {
+
+// The exit status of a sample on a machine without any device (a skip for ctest).
+constexpr int kNoDevice = 77;
+
+// Prints |what| and hal_last_error(), then exits with status 2.
+[[noreturn]] void die(const std::string& what);
+
+#define SAMPLE_CHECK(call)                           \
+  do {                                               \
+    if ((call) != HAL_SUCCESS) ::sample::die(#call); \
+  } while (0)
+
+// "--name value" options and "--flag" switches. Unknown names print |usage| and exit 2.
+class Args {
+ public:
+  Args(int argc, char** argv, const std::string& usage, const std::vector<std::string>& options,
+       const std::vector<std::string>& flags);
+  std::string get(const std::string& name, const std::string& fallback) const;
+  uint32_t get_u32(const std::string& name, uint32_t fallback) const;
+  float get_float(const std::string& name, float fallback) const;
+  bool flag(const std::string& name) const;
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+struct Device {
+  hal_device device = nullptr;
+  hal_device_info info{};
+  hal_ir ir = HAL_IR_SPIRV;  // PTX where the device takes it, else SPIR-V
+  hal_stream stream = nullptr;
+};
+
+// Finds the device for |selector| and creates a stream on it; prints what it found.
+Device open_device(const std::string& selector);
+
+struct Kernel {
+  const hal_kernel_info* info = nullptr;
+  hal_module module = nullptr;
+  hal_function function = nullptr;
+};
+
+// Loads kernel |name| of the pack in the device's IR. Exits with 2 when the kernel is unknown or
+// the device lacks a feature it needs.
+Kernel load_kernel(const Device& device, const std::string& name);
+
+// Launches |kernel| with its own block size.
+void launch(const Device& device, const Kernel& kernel, uint32_t gx, uint32_t gy, uint32_t gz,
+            std::vector<void*> args);
+
+// A device allocation of |bytes|, freed by the destructor.
+class Buffer {
+ public:
+  Buffer(const Device& device, size_t bytes);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  void upload(const void* data, size_t bytes);
+  void download(void* data, size_t bytes);
+  hal_deviceptr ptr;
+
+ private:
+  const Device& device_;
+};
+
+// Device time (events) where the device has timestamps, else host time around a synchronize.
+class Timer {
+ public:
+  explicit Timer(const Device& device);
+  ~Timer();
+  void start();
+  // Waits for the work issued since start(); returns milliseconds.
+  double stop();
+
+ private:
+  const Device& device_;
+  hal_event begin_ = nullptr;
+  hal_event end_ = nullptr;
+  bool events_ = false;
+  double host_start_ = 0;
+};
+
+}  // namespace sample

@@ -1,0 +1,144 @@
+// Every matmul kernel of the pack, fp32 and fp16 storage, against the double-precision CPU
+// reference: sizes 1, 17, 64 and 255 (square), a non-square case with padded leading dimensions
+// and alpha/beta, and thin shapes; plus SPIR-V tile sizes chosen through specialization constants.
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernel_test_util.h"
+
+namespace kernel_test {
+namespace {
+
+using ref::Storage;
+
+struct Shape {
+  uint32_t m, n, k;
+  uint32_t pad;  // added to each leading dimension
+  float alpha, beta;
+};
+const Shape kShapes[] = {
+    {1, 1, 1, 0, 1.0f, 0.0f},       {17, 17, 17, 0, 1.0f, 0.0f},    {64, 64, 64, 0, 1.0f, 0.0f},
+    {255, 255, 255, 0, 1.0f, 0.0f}, {33, 70, 129, 3, 0.75f, -0.5f}, {1, 255, 17, 1, 1.0f, 1.0f},
+    {130, 1, 64, 0, 2.0f, 0.25f},
+};
+
+uint32_t tunable(const hal_kernel_info& info, const char* name, uint32_t fallback) {
+  for (uint32_t i = 0; i < info.tunable_count; ++i) {
+    if (std::string(info.tunables[i].name) == name) return info.tunables[i].value;
+  }
+  return fallback;
+}
+
+// Runs |k| (already loaded) on every shape; |bm| x |bn| is the tile one workgroup computes.
+void run_shapes(const Kernel& k, hal_device device, hal_stream stream, uint32_t bm, uint32_t bn,
+                const std::string& label) {
+  const Storage storage = std::string(k.info->dtype) == "f16" ? Storage::kF16 : Storage::kF32;
+  for (const Shape& s : kShapes) {
+    const std::string what = label + " M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
+                             " K=" + std::to_string(s.k);
+    SCOPED_TRACE(what);
+    uint32_t m = s.m, n = s.n, kk = s.k;
+    uint32_t lda = s.k + s.pad, ldb = s.n + s.pad, ldc = s.n + s.pad;
+    float alpha = s.alpha, beta = s.beta;
+    std::vector<float> a = ref::random_uniform(size_t{m} * lda, m + 1);
+    std::vector<float> b = ref::random_uniform(size_t{kk} * ldb, n + 2);
+    std::vector<float> c = ref::random_uniform(size_t{m} * ldc, kk + 3);
+    if (storage == Storage::kF16) {
+      ref::round_to_half(&a);
+      ref::round_to_half(&b);
+      ref::round_to_half(&c);
+    }
+    Buffer da(device, stream, a.size(), storage), db(device, stream, b.size(), storage),
+        dc(device, stream, c.size(), storage);
+    da.upload(a);
+    db.upload(b);
+    dc.upload(c);
+    ASSERT_NO_FATAL_FAILURE(
+        k.launch(stream, (n + bn - 1) / bn, (m + bm - 1) / bm, 1,
+                 {&da.ptr, &db.ptr, &dc.ptr, &m, &n, &kk, &lda, &ldb, &ldc, &alpha, &beta}));
+    const std::vector<float> out = dc.download();
+    const ref::Result want = ref::matmul(a, b, c, m, n, kk, lda, ldb, ldc, alpha, beta, storage);
+    // Compare the M x N part; the padding columns must be untouched.
+    std::vector<float> got(size_t{m} * n);
+    size_t padding_changed = 0;
+    for (uint32_t i = 0; i < m; ++i) {
+      for (uint32_t j = 0; j < ldc; ++j) {
+        if (j < n) {
+          got[size_t{i} * n + j] = out[size_t{i} * ldc + j];
+        } else {
+          padding_changed += out[size_t{i} * ldc + j] != c[size_t{i} * ldc + j];
+        }
+      }
+    }
+    EXPECT_EQ(padding_changed, 0u) << "wrote outside the M x N matrix";
+    expect_close(got, want, what);
+  }
+}
+
+using MatmulParam = std::tuple<hal_ir, std::string>;
+
+class Matmul : public IrTestBase<MatmulParam> {
+ protected:
+  hal_ir ir() const override { return std::get<0>(GetParam()); }
+  std::string kernel() const { return std::get<1>(GetParam()); }
+};
+
+TEST_P(Matmul, Shapes) {
+  if (const std::string why = missing(kernel()); !why.empty()) GTEST_SKIP() << why;
+  Kernel k;
+  ASSERT_NO_FATAL_FAILURE(k.load(device_, kernel(), ir()));
+  const bool naive = std::string(k.info->family).rfind("matmul_naive", 0) == 0;
+  const uint32_t bm = naive ? 16 : tunable(*k.info, "BM", 0);
+  const uint32_t bn = naive ? 16 : tunable(*k.info, "BN", 0);
+  ASSERT_GT(bm, 0u);
+  ASSERT_GT(bn, 0u);
+  run_shapes(k, device_, stream_, bm, bn, kernel());
+}
+
+std::string param_name(const ::testing::TestParamInfo<MatmulParam>& info) {
+  return std::get<1>(info.param);
+}
+
+const std::vector<std::string> kKernels = {"matmul_naive_f32",       "matmul_tiled_f32_32x32",
+                                           "matmul_tiled_f32_64x64", "matmul_tiled_f32_128x128",
+                                           "matmul_naive_f16",       "matmul_tiled_f16_32x32",
+                                           "matmul_tiled_f16_64x64", "matmul_tiled_f16_128x128"};
+
+INSTANTIATE_TEST_SUITE_P(KernelsSpirv, Matmul,
+                         ::testing::Combine(::testing::Values(HAL_IR_SPIRV),
+                                            ::testing::ValuesIn(kKernels)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(KernelsPtx, Matmul,
+                         ::testing::Combine(::testing::Values(HAL_IR_PTX),
+                                            ::testing::ValuesIn(kKernels)),
+                         param_name);
+
+// SPIR-V only: tile sizes other than a blob's defaults, set through specialization constants
+// (PTX has none: its other tile sizes are the other kernels of the family).
+class MatmulSpecialized : public IrTest {};
+
+TEST_P(MatmulSpecialized, TileSizes) {
+  struct Tiles {
+    const char* kernel;
+    uint32_t bm, bn, bk;
+  };
+  const Tiles kTiles[] = {{"matmul_tiled_f32_64x64", 32, 128, 8},
+                          {"matmul_tiled_f32_64x64", 16, 16, 32},
+                          {"matmul_tiled_f16_32x32", 128, 64, 16}};
+  for (const Tiles& t : kTiles) {
+    if (!missing(t.kernel).empty()) continue;
+    const std::string label = std::string(t.kernel) + " specialized to " + std::to_string(t.bm) +
+                              "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk);
+    SCOPED_TRACE(label);
+    const hal_specialization specs[] = {{0, 4, &t.bm}, {1, 4, &t.bn}, {2, 4, &t.bk}};
+    Kernel k;
+    ASSERT_NO_FATAL_FAILURE(k.load(device_, t.kernel, ir(), {specs[0], specs[1], specs[2]}));
+    run_shapes(k, device_, stream_, t.bm, t.bn, label);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(KernelsSpirv, MatmulSpecialized, ::testing::Values(HAL_IR_SPIRV));
+
+}  // namespace
+}  // namespace kernel_test
