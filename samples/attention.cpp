@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   bool all_ok = true;
   auto report = [&](const std::string& what, double ms) {
     const ref::Check check = ref::compare(download(), want);
-    std::printf("%s: time %.3f ms (mean of %u), %.3f GFLOP/s\n", what.c_str(), ms, iters,
+    std::printf("%s: time %.3f ms (median of %u), %.3f GFLOP/s\n", what.c_str(), ms, iters,
                 ms > 0 ? flops / (ms * 1e6) : 0.0);
     std::printf("  max abs err %.3g, max rel err %.3g vs CPU reference (double)\n",
                 check.max_abs_err, check.max_rel_err);
@@ -107,9 +107,8 @@ int main(int argc, char** argv) {
                                        &seq_q,  &seq_kv, &scale,  &causal};
     const uint32_t gx = (seq_q + 15) / 16;
     sample::launch(device, fused, gx, bh, 1, params);  // warm-up (builds the pipeline)
-    timer.start();
-    for (uint32_t i = 0; i < iters; ++i) sample::launch(device, fused, gx, bh, 1, params);
-    const double ms = iters > 0 ? timer.stop() / iters : 0.0;
+    const double ms =
+        sample::median_ms(timer, iters, [&] { sample::launch(device, fused, gx, bh, 1, params); });
     // The output of the last run is checked (every run computes the same).
     report(name, ms);
     hal_module_unload(fused.module);
@@ -131,9 +130,7 @@ int main(int argc, char** argv) {
       sample::launch(device, pv, (dim + 15) / 16, (seq_q + 15) / 16, bh, p_pv);
     };
     run();
-    timer.start();
-    for (uint32_t i = 0; i < iters; ++i) run();
-    const double ms = iters > 0 ? timer.stop() / iters : 0.0;
+    const double ms = sample::median_ms(timer, iters, run);
     report("three kernels (attention_scores_" + dtype + ", softmax_rows_f32, attention_pv_" +
                dtype + ")",
            ms);

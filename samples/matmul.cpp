@@ -91,15 +91,14 @@ int main(int argc, char** argv) {
     dc.download(got.data(), got.size() * 4);
   }
   sample::Timer timer(device);
-  timer.start();
-  for (uint32_t i = 0; i < iters; ++i) sample::launch(device, kernel, gx, gy, 1, params);
-  const double ms = iters > 0 ? timer.stop() / iters : 0.0;
+  const double ms =
+      sample::median_ms(timer, iters, [&] { sample::launch(device, kernel, gx, gy, 1, params); });
   const double gflops = ms > 0 ? 2.0 * M * N * K / (ms * 1e6) : 0.0;
 
   const ref::Result want = ref::matmul(a, b, c, M, N, K, K, N, N, alpha, beta, storage);
   const ref::Check check = ref::compare(got, want);
   std::printf("%s: M=%u N=%u K=%u alpha=%g beta=%g\n", name.c_str(), M, N, K, alpha, beta);
-  std::printf("time %.3f ms (mean of %u), %.3f GFLOP/s\n", ms, iters, gflops);
+  std::printf("time %.3f ms (median of %u), %.3f GFLOP/s\n", ms, iters, gflops);
   std::printf("max abs err %.3g, max rel err %.3g vs CPU reference (double)\n", check.max_abs_err,
               check.max_rel_err);
   std::printf("%s: %s\n", check.ok() ? "PASS" : "FAIL", check.summary().c_str());

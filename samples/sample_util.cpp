@@ -1,5 +1,6 @@
 #include "sample_util.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -161,6 +162,20 @@ double Timer::stop() {
   }
   SAMPLE_CHECK(hal_stream_synchronize(device_.stream));
   return now_ms() - host_start_;
+}
+
+double median_ms(Timer& timer, uint32_t iters, const std::function<void()>& run) {
+  std::vector<double> times;
+  times.reserve(iters);
+  for (uint32_t i = 0; i < iters; ++i) {
+    timer.start();
+    run();
+    times.push_back(timer.stop());
+  }
+  if (times.empty()) return 0.0;
+  std::sort(times.begin(), times.end());
+  const size_t mid = times.size() / 2;
+  return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
 }
 
 }  // namespace sample

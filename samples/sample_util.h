@@ -6,6 +6,7 @@
 #include <hal_kernels/hal_kernels.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -92,5 +93,9 @@ class Timer {
   bool events_ = false;
   double host_start_ = 0;
 };
+
+// Runs |run| |iters| times, timing each run on its own, and returns the median in milliseconds
+// (0 when iters is 0). A median is robust to the odd slow run a shared machine produces.
+double median_ms(Timer& timer, uint32_t iters, const std::function<void()>& run);
 
 }  // namespace sample
