@@ -19,7 +19,7 @@ packages=(
   cmake g++ make pkg-config file binutils
   libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslc spirv-tools libspirv-cross-c-shared-dev
-  libspdlog-dev libfmt-dev libgtest-dev clang-format
+  libspdlog-dev libfmt-dev libgtest-dev libopenblas-dev clang-format python3
 )
 
 step() { printf '\n== %s\n' "$*"; }
