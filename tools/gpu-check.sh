@@ -3,58 +3,86 @@
 #
 #   tools/gpu-check.sh RESULTS_DIR [BUILD_DIR]
 #
-# Builds hal (into BUILD_DIR, default ./build-gpu) with the CUDA and Vulkan backends, then runs:
-#   1. the test suite (ctest; JUnit XML as well as the log);
-#   2. hal-info, once per backend (HAL_BACKENDS=cuda, HAL_BACKENDS=vulkan) and once with both;
-#   3. the conformance suite (hal-cts) and the benchmarks (hal-bench) on cuda:0 and vulkan:0,
+# Made to be run once, on a fresh machine, inside a fixed time budget: the whole check (build
+# included) ends within HAL_GPU_CHECK_BUDGET seconds (default 540: nine minutes, inside a
+# ten-minute command limit with room to copy the results back), and the steps
+# run in order of value, so a budget that runs out loses the least useful results:
+#   1. env.txt: driver, GPU, toolkit, Vulkan devices;
+#   2. configure, then build only hal-info and cuda_gpu_test (hal's GPU test with the system's
+#      libcuda), then run hal-info (HAL_BACKENDS=cuda, =vulkan, and both) and cuda_gpu_test,
+#      which fails here (rather than skips) when no CUDA device is usable;
+#   3. build everything else, then the whole test suite (ctest; JUnit XML as well as the log);
+#   4. the conformance suite (hal-cts) and the benchmarks (hal-bench) on cuda:0 and vulkan:0,
 #      when those programs exist in the build; a missing one is reported as MISSING.
-# Everything lands in RESULTS_DIR: one log per step, env.txt (driver, GPU, toolkit, Vulkan
-# devices) and summary.txt with one line per step: PASS, FAIL (exit code), TIMEOUT or MISSING.
+# Everything lands in RESULTS_DIR as it happens (a check killed from outside keeps what it has):
+# one log per step, and summary.txt with one line per step: PASS, FAIL (exit code), TIMEOUT,
+# SKIPPED (the budget or an earlier step), NO DEVICE (exit 77: the device named does not exist)
+# or MISSING.
 #
-# Every step is bounded by a timeout, so the whole check ends in a known time. Override them in
-# seconds with HAL_GPU_CHECK_BUILD_TIMEOUT (default 1200), HAL_GPU_CHECK_TEST_TIMEOUT (900),
-# HAL_GPU_CHECK_RUN_TIMEOUT (600, each hal-cts and hal-bench run) and HAL_GPU_CHECK_INFO_TIMEOUT
-# (60). Extra CMake arguments go in HAL_GPU_CHECK_CMAKE_ARGS.
+# Every step is bounded by its own timeout and by what is left of the budget. Override in
+# seconds: HAL_GPU_CHECK_BUDGET (540), HAL_GPU_CHECK_BUILD_TIMEOUT (420, each build step),
+# HAL_GPU_CHECK_TEST_TIMEOUT (300, the ctest run), HAL_GPU_CHECK_RUN_TIMEOUT (120, each hal-cts,
+# hal-bench and cuda_gpu_test run) and HAL_GPU_CHECK_INFO_TIMEOUT (30). Extra CMake arguments go
+# in HAL_GPU_CHECK_CMAKE_ARGS, extra arguments of hal-cts in HAL_GPU_CHECK_CTS_ARGS (default
+# none) and of hal-bench in HAL_GPU_CHECK_BENCH_ARGS (default --quick); both also write JSON
+# results next to their logs. The build uses every core (nproc; HAL_GPU_CHECK_JOBS overrides).
 #
-# The exit code is 0 when every step that ran passed (MISSING steps do not fail the check), 1
-# when any failed or timed out, 2 for wrong usage. The script installs nothing: build
-# dependencies come from tools/dev.sh deps, the NVIDIA driver and CUDA toolkit from the machine.
+# The exit code is 0 when every step that ran passed (MISSING and NO DEVICE do not fail it), 1
+# when any failed, timed out or was skipped, 2 for wrong usage. The script installs nothing and
+# needs no network: build dependencies come from tools/dev.sh deps, the NVIDIA driver and CUDA
+# toolkit from the machine.
 set -uo pipefail
 
 if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 
+SECONDS=0
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkdir -p "$1" || exit 2
 out=$(cd "$1" && pwd)
 build=${2:-$root/build-gpu}
-jobs=$(nproc 2>/dev/null || echo 4)
-build_timeout=${HAL_GPU_CHECK_BUILD_TIMEOUT:-1200}
-test_timeout=${HAL_GPU_CHECK_TEST_TIMEOUT:-900}
-run_timeout=${HAL_GPU_CHECK_RUN_TIMEOUT:-600}
-info_timeout=${HAL_GPU_CHECK_INFO_TIMEOUT:-60}
+jobs=${HAL_GPU_CHECK_JOBS:-$(nproc 2>/dev/null || echo 4)}
+budget=${HAL_GPU_CHECK_BUDGET:-540}
+build_timeout=${HAL_GPU_CHECK_BUILD_TIMEOUT:-420}
+test_timeout=${HAL_GPU_CHECK_TEST_TIMEOUT:-300}
+run_timeout=${HAL_GPU_CHECK_RUN_TIMEOUT:-120}
+info_timeout=${HAL_GPU_CHECK_INFO_TIMEOUT:-30}
 summary=$out/summary.txt
 : >"$summary"
 failed=0
 
 note() { printf '%-34s %s\n' "$1" "$2" | tee -a "$summary"; }
 
-# run_step NAME TIMEOUT LOG COMMAND...: runs COMMAND with a timeout, output to LOG.
+trap 'note "(check)" "INTERRUPTED after ${SECONDS}s"; exit 1' INT TERM
+
+# run_step NAME TIMEOUT LOG COMMAND...: runs COMMAND with TIMEOUT, cut to what is left of the
+# budget, output to LOG. Returns the command's status, or 124 when it was skipped or timed out.
 run_step() {
   local name=$1 limit=$2 log=$3
   shift 3
-  printf '== %s\n' "$name"
+  local left=$((budget - SECONDS - 5))
+  if [ "$left" -lt 10 ]; then
+    note "$name" "SKIPPED (time budget of ${budget}s spent)"
+    failed=1
+    return 124
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  printf '== %s (at %ss, limit %ss)\n' "$name" "$SECONDS" "$limit"
   {
     printf '$'
     printf ' %q' "$@"
     printf '\n'
   } >"$log"
-  timeout --kill-after=15s "$limit" "$@" >>"$log" 2>&1
+  timeout --kill-after=5s "$limit" "$@" >>"$log" 2>&1
   local rc=$?
   if [ $rc -eq 0 ]; then
-    note "$name" "PASS"
+    note "$name" "PASS (${SECONDS}s)"
+  elif [ $rc -eq 77 ]; then
+    # hal-cts and hal-bench exit 77 when the selected device does not exist; cuda_gpu_test
+    # (which runs first) already fails the check when CUDA is missing.
+    note "$name" "NO DEVICE (exit 77, see $(basename "$log"))"
   elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     note "$name" "TIMEOUT after ${limit}s (see $(basename "$log"))"
     failed=1
@@ -65,52 +93,41 @@ run_step() {
   return $rc
 }
 
-# find_program NAME: the path of an executable built as NAME, or nothing.
-find_program() {
-  local candidate
-  for candidate in "$build/bin/$1" "$build/tools/$1" "$build/tools/$1/$1" "$build/$1"; do
-    if [ -x "$candidate" ] && [ -f "$candidate" ]; then
-      echo "$candidate"
-      return
-    fi
-  done
-  find "$build" -type f -name "$1" -perm -u+x 2>/dev/null | head -n 1
-}
-
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(uname -a)"
-  echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "cores: $jobs"
+  echo "commit: $(timeout 10 git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
   echo
   echo "== nvidia-smi"
-  timeout 30 nvidia-smi 2>&1 || echo "nvidia-smi not available"
+  timeout 20 nvidia-smi 2>&1 || echo "nvidia-smi not available"
   echo
   echo "== nvcc --version"
-  timeout 30 nvcc --version 2>&1 || timeout 30 /usr/local/cuda/bin/nvcc --version 2>&1 ||
+  timeout 10 nvcc --version 2>&1 || timeout 10 /usr/local/cuda/bin/nvcc --version 2>&1 ||
     echo "nvcc not found"
   echo
   echo "== vulkaninfo --summary"
-  timeout 60 vulkaninfo --summary 2>&1 || echo "vulkaninfo not available"
+  timeout 20 vulkaninfo --summary 2>&1 || echo "vulkaninfo not available"
 } >"$out/env.txt" 2>&1
 
 # shellcheck disable=SC2086
-if ! run_step configure 300 "$out/configure.log" \
+if ! run_step configure 120 "$out/configure.log" \
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${HAL_GPU_CHECK_CMAKE_ARGS:-}; then
   note "(rest)" "SKIPPED: configuration failed"
   exit 1
 fi
 grep -E "hal: .*backend" "$out/configure.log" | tee -a "$out/env.txt"
-if ! run_step build "$build_timeout" "$out/build.log" cmake --build "$build" -j "$jobs"; then
-  note "(rest)" "SKIPPED: the build failed"
-  exit 1
+
+# The GPU results first: the smallest build that yields them.
+first_targets=(hal-info)
+if grep -q "cuda_gpu_test" "$build/Makefile" "$build/build.ninja" 2>/dev/null; then
+  first_targets+=(cuda_gpu_test)
 fi
+run_step "build (${first_targets[*]})" "$build_timeout" "$out/build-first.log" \
+  cmake --build "$build" -j "$jobs" --target "${first_targets[@]}"
 
-run_step ctest "$test_timeout" "$out/ctest.log" \
-  ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 300 \
-  --output-junit "$out/ctest-junit.xml"
-
-info=$(find_program hal-info)
-if [ -z "$info" ]; then
+info=$build/bin/hal-info
+if [ ! -x "$info" ]; then
   note "hal-info" "MISSING (not built)"
 else
   for backends in cuda vulkan cuda,vulkan; do
@@ -119,19 +136,40 @@ else
   done
 fi
 
+gpu_test=$build/bin/cuda_gpu_test
+if [ ! -x "$gpu_test" ]; then
+  note "cuda_gpu_test" "MISSING (not built: no CUDA backend?)"
+else
+  # A machine without a usable GPU fails this step rather than skipping it.
+  HAL_TEST_REQUIRE_CUDA=1 run_step "cuda_gpu_test" "$run_timeout" "$out/cuda_gpu_test.log" \
+    "$gpu_test" "--gtest_output=xml:$out/cuda_gpu_test.xml"
+fi
+
+if run_step build "$build_timeout" "$out/build.log" cmake --build "$build" -j "$jobs"; then
+  run_step ctest "$test_timeout" "$out/ctest.log" \
+    ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 120 \
+    --output-junit "$out/ctest-junit.xml"
+else
+  note "ctest" "SKIPPED: the build failed"
+fi
+
 for program in hal-cts hal-bench; do
-  path=$(find_program "$program")
-  if [ -z "$path" ]; then
+  path=$build/bin/$program
+  if [ ! -x "$path" ]; then
     note "$program" "MISSING (not built in $build)"
     continue
   fi
+  if [ "$program" = hal-cts ]; then
+    read -r -a extra <<<"${HAL_GPU_CHECK_CTS_ARGS:-}"
+  else
+    read -r -a extra <<<"${HAL_GPU_CHECK_BENCH_ARGS---quick}"
+  fi
   for device in cuda:0 vulkan:0; do
-    args=(--device "$device")
     run_step "$program ($device)" "$run_timeout" "$out/$program-${device/:/}.log" \
-      "$path" "${args[@]}"
+      "$path" --device "$device" --json "$out/$program-${device/:/}.json" ${extra[@]+"${extra[@]}"}
   done
 done
 
-echo
+note "(check)" "done in ${SECONDS}s of ${budget}s"
 echo "results in $out (summary.txt)"
 exit $failed

@@ -59,9 +59,11 @@ class CudaDevice final : public Device {
   // Shared memory per block without opting in, and the most a kernel can opt in to (bytes).
   uint32_t default_shared_bytes() const { return default_shared_bytes_; }
   uint32_t optin_shared_bytes() const { return optin_shared_bytes_; }
-  // Whether the memory at |host| is page-locked: from host_alloc, or registered with the driver
-  // by other code (asked through cuPointerGetAttribute when the driver has it).
-  bool is_page_locked(const void* host);
+  // Whether an async copy from |host| may read it after the call returns: memory from
+  // host_alloc, or any memory the driver knows (registered or page-locked by other code, managed
+  // memory), asked through cuPointerGetAttribute when the driver has it. Only memory the driver
+  // does not know (pageable) is staged before cuMemcpyHtoDAsync returns.
+  bool read_in_place(const void* host);
 
   hal_status mem_alloc(size_t size, Allocation* out) override;
   hal_status mem_free(const Allocation& alloc) override;

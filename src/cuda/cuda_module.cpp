@@ -314,8 +314,13 @@ CudaModule::~CudaModule() {
     clear_pending_error();
     return;  // a lost context took the module with it
   }
-  device_.api().cuCtxSynchronize();
-  device_.api().cuModuleUnload(module_);
+  // A fault reported here still marks the device lost; the destructor has no caller to tell.
+  if (device_.check(device_.api().cuCtxSynchronize(), "cuCtxSynchronize before cuModuleUnload") !=
+      HAL_SUCCESS) {
+    clear_pending_error();
+    if (device_.lost()) return;  // the context and the module are gone with it
+  }
+  device_.api().cuModuleUnload(module_);  // nothing to do on failure
 }
 
 hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
@@ -330,6 +335,12 @@ hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
 
   ptx::Module ptx;
   if (ir == HAL_IR_PTX) {
+    // The driver reads PTX up to its first NUL; so does everything here, so that hal lists
+    // exactly the entries the driver compiles (a trailing NUL, as sizeof of a string gives, is
+    // common; text after an embedded NUL is never seen by the driver).
+    if (const void* nul = std::memchr(blob, 0, size); nul != nullptr) {
+      size = static_cast<size_t>(static_cast<const uint8_t*>(nul) - blob);
+    }
     std::string error;
     if (!ptx::parse(std::string_view(reinterpret_cast<const char*>(blob), size), &ptx, &error)) {
       return failf(HAL_ERROR_INVALID_IR, "malformed PTX: {}", error);

@@ -29,6 +29,7 @@
 #include "cuda/cuda_device.h"
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,11 @@ class CudaFunction final : public Function {
  public:
   CUfunction handle = nullptr;
   // The dynamic shared memory a launch may use without raising the function's attribute;
-  // only ever grows.
+  // only ever grows. Read without the lock on the hot path; raised (attribute first, then this
+  // value) only under |shared_mutex|, so concurrent launches on several streams never lower the
+  // attribute below a size another launch already relies on.
   std::atomic<uint32_t> dynamic_shared_limit{0};
+  std::mutex shared_mutex;
 };
 
 class CudaModule final : public Module {

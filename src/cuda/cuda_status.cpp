@@ -176,6 +176,33 @@ const ErrorMapping* find(CUresult result) {
   return nullptr;
 }
 
+// The hint for a line of the table that has none of its own: what its status means to a user.
+const char* status_hint(hal_status status) {
+  switch (status) {
+    case HAL_ERROR_INVALID_ARGUMENT:
+      return "The driver rejected an argument that hal had accepted";
+    case HAL_ERROR_INVALID_HANDLE:
+      return "The driver did not recognise one of its own objects";
+    case HAL_ERROR_NOT_FOUND:
+      return "The driver could not find what was named";
+    case HAL_ERROR_NOT_SUPPORTED:
+      return "This GPU or driver does not support the operation";
+    case HAL_ERROR_UNAVAILABLE:
+      return "The CUDA driver cannot be used right now: check nvidia-smi";
+    case HAL_ERROR_INVALID_IR:
+      return "The driver could not read the module";
+    case HAL_ERROR_COMPILE_FAILED:
+      return "The driver could not build the module for this GPU";
+    case HAL_ERROR_LAUNCH_FAILED:
+      return "The kernel could not be launched or did not complete";
+    case HAL_ERROR_DEVICE_LOST:
+      return "The GPU is unusable in this process: restart it";
+    default:
+      return "hal does not expect this result from the driver here: please report it with this "
+             "message";
+  }
+}
+
 }  // namespace
 
 const ErrorMapping* error_table(size_t* count) {
@@ -197,7 +224,7 @@ bool poisons_context(CUresult result) {
 const char* error_hint(CUresult result) {
   const ErrorMapping* entry = find(result);
   if (entry == nullptr) return "The driver returned a result hal does not know; update hal";
-  return entry->hint;
+  return entry->hint[0] != '\0' ? entry->hint : status_hint(entry->status);
 }
 
 const char* table_error_name(CUresult result) {

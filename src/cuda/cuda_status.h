@@ -29,7 +29,7 @@ struct ErrorMapping {
   const char* name;  // the enumerator's name, used when the driver cannot name the result
   hal_status status;
   bool poisons_context;
-  const char* hint;  // a sentence for the user, "" when the name says it all
+  const char* hint;  // a sentence for the user; "" gives the generic one of its status
 };
 
 // Every line of the table; |count| receives the number of lines.

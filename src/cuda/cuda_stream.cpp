@@ -29,7 +29,13 @@ hal_status CudaDevice::mem_alloc(size_t size, Allocation* out) {
 hal_status CudaDevice::mem_free(const Allocation& alloc) {
   if (lost()) return HAL_SUCCESS;  // the memory went with the context
   if (hal_status status = enter(); status != HAL_SUCCESS) return status;
-  // cuMemFree waits for work still using the memory.
+  // hal promises that work already issued completes first. cuMemFree does not promise to wait
+  // for kernels still using the memory on other streams; wait for the device explicitly (cheap
+  // when it is idle) so the memory is never unmapped under a running kernel.
+  if (hal_status status = check(api().cuCtxSynchronize(), "cuCtxSynchronize before cuMemFree");
+      status != HAL_SUCCESS) {
+    return status;
+  }
   return check(api().cuMemFree(alloc.base), "cuMemFree");
 }
 
@@ -68,7 +74,7 @@ hal_status CudaDevice::host_free(void* host) {
   return check(api().cuMemFreeHost(host), "cuMemFreeHost");
 }
 
-bool CudaDevice::is_page_locked(const void* host) {
+bool CudaDevice::read_in_place(const void* host) {
   const uintptr_t begin = reinterpret_cast<uintptr_t>(host);
   {
     std::lock_guard<std::mutex> lock(host_mutex_);
@@ -79,12 +85,12 @@ bool CudaDevice::is_page_locked(const void* host) {
     }
   }
   if (api().cuPointerGetAttribute == nullptr) return false;
-  // One question, about the first byte: page-locked ranges are registered whole. Pageable
-  // memory makes the driver answer CUDA_ERROR_INVALID_VALUE, which is not a failure here.
+  // One question, about the first byte: registered ranges are registered whole. Memory the driver
+  // does not know makes it answer CUDA_ERROR_INVALID_VALUE, which is not a failure here. Any
+  // memory type it does know (host, device, managed) is read by the copy itself, later.
   CUmemorytype type = static_cast<CUmemorytype>(0);
   return api().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                     static_cast<CUdeviceptr>(begin)) == CUDA_SUCCESS &&
-         type == CU_MEMORYTYPE_HOST;
+                                     static_cast<CUdeviceptr>(begin)) == CUDA_SUCCESS;
 }
 
 hal_status CudaDevice::create_stream(std::unique_ptr<Stream>* out) {
@@ -127,10 +133,10 @@ hal_status CudaStream::copy_htod(const DeviceRange& dst, const void* src, size_t
   if (result != CUDA_SUCCESS) {
     return device_.check(result, fmt::format("cuMemcpyHtoDAsync of {} bytes", size));
   }
-  if (!device_.is_page_locked(src)) return HAL_SUCCESS;
+  if (!device_.read_in_place(src)) return HAL_SUCCESS;
   // See the header: the source must be reusable when this returns.
   return device_.check(device_.api().cuStreamSynchronize(stream_),
-                       "cuStreamSynchronize after a copy from page-locked memory");
+                       "cuStreamSynchronize after a copy from page-locked or managed memory");
 }
 
 hal_status CudaStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size) {
@@ -177,18 +183,20 @@ hal_status CudaStream::launch(Function& function, const LaunchParams& params) {
                    function.desc.name, total, function.desc.static_shared_bytes,
                    params.shared_bytes, device_.optin_shared_bytes());
     }
-    if (hal_status status = device_.check(
-            api.cuFuncSetAttribute(cuda_function.handle,
-                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                   static_cast<int>(params.shared_bytes)),
-            fmt::format("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, {}) for '{}'",
-                        params.shared_bytes, function.desc.name));
-        status != HAL_SUCCESS) {
-      return status;
-    }
-    uint32_t limit = cuda_function.dynamic_shared_limit.load();
-    while (limit < params.shared_bytes &&
-           !cuda_function.dynamic_shared_limit.compare_exchange_weak(limit, params.shared_bytes)) {
+    // The attribute is per function, not per launch: raise it only, and under the lock, so a
+    // smaller request from another stream cannot undo a larger one (see cuda_module.h).
+    std::lock_guard<std::mutex> lock(cuda_function.shared_mutex);
+    if (params.shared_bytes > cuda_function.dynamic_shared_limit.load()) {
+      if (hal_status status = device_.check(
+              api.cuFuncSetAttribute(cuda_function.handle,
+                                     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(params.shared_bytes)),
+              fmt::format("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, {}) for '{}'",
+                          params.shared_bytes, function.desc.name));
+          status != HAL_SUCCESS) {
+        return status;
+      }
+      cuda_function.dynamic_shared_limit.store(params.shared_bytes);
     }
   }
 

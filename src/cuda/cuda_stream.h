@@ -6,8 +6,8 @@
 //
 // Copies are cuMemcpy*Async on the stream. hal promises that the source of hal_memcpy_htod may be
 // reused once the call returns. From pageable memory the driver already stages the bytes before
-// returning; from page-locked memory (hal_host_alloc, or registered by other code) it does not,
-// so such a copy is followed by cuStreamSynchronize and has completed when the call returns.
+// returning; from memory the driver knows (hal_host_alloc, registered or managed memory) it does
+// not, so such a copy is followed by cuStreamSynchronize and has completed when the call returns.
 // Page-locked memory still gives the full transfer rate, but no overlap of that copy with the
 // host: to overlap, copy from pageable memory or issue the copy from another thread.
 //

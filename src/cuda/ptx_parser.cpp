@@ -321,25 +321,40 @@ class Parser {
     uint32_t element = 0;
     bool int64 = false;
     bool pointer = false;
+    // The lexer keeps dots inside words, so the qualifiers may arrive one per token
+    // (".ptr .global .align 16") or joined, as the PTX ISA writes them (".ptr.global.align 16").
     while (token_.kind == Tok::kWord && token_.text[0] == '.') {
-      const std::string_view word = token_.text;
-      bool word_int64 = false;
-      if (word == ".align") {
-        advance();
-        if (token_.kind != Tok::kNumber || !parse_uint(token_.text, 4096, &align) || align == 0 ||
-            (align & (align - 1)) != 0) {
-          return fail("expected a power of two after .align, saw " + describe(token_));
+      const std::string_view joined = token_.text;
+      for (size_t start = 0; start < joined.size();) {
+        size_t end = joined.find('.', start + 1);
+        if (end == std::string_view::npos) end = joined.size();
+        const std::string_view word = joined.substr(start, end - start);
+        start = end;
+        bool word_int64 = false;
+        if (word == ".align") {
+          if (start != joined.size()) {
+            return fail("expected a number after .align in " + quote(joined));
+          }
+          advance();
+          uint64_t value = 0;
+          if (token_.kind != Tok::kNumber || !parse_uint(token_.text, 4096, &value) || value == 0 ||
+              (value & (value - 1)) != 0) {
+            return fail("expected a power of two after .align, saw " + describe(token_));
+          }
+          // After .ptr, .align N is the alignment of the memory pointed to (PTX ISA, kernel
+          // parameter attributes), not of the parameter, which keeps its type's.
+          if (!pointer) align = value;
+        } else if (word == ".ptr") {
+          pointer = true;
+        } else if (is_state_space(word)) {
+          // The state space a .ptr points into: no effect on marshalling.
+        } else if (uint32_t size = type_size(word, &word_int64); size != 0) {
+          if (element != 0) return fail("a second type " + quote(word) + " for one parameter");
+          element = size;
+          int64 = word_int64;
+        } else {
+          return fail("unexpected " + quote(word) + " in a parameter of " + quote(entry.name));
         }
-      } else if (word == ".ptr") {
-        pointer = true;
-      } else if (is_state_space(word)) {
-        // The state space a .ptr points into: no effect on marshalling.
-      } else if (uint32_t size = type_size(word, &word_int64); size != 0) {
-        if (element != 0) return fail("a second type " + quote(word) + " for one parameter");
-        element = size;
-        int64 = word_int64;
-      } else {
-        return fail("unexpected " + quote(word) + " in a parameter of " + quote(entry.name));
       }
       advance();
     }
@@ -373,7 +388,10 @@ class Parser {
       array = true;
     }
     param.size = static_cast<uint32_t>(count * element);
+    // A pointer argument is a 64-bit hal_deviceptr; a .ptr on a narrower type (32-bit PTX) is
+    // marshalled, and so checked, as the value it is.
     param.alignment = align != 0 ? static_cast<uint32_t>(align) : element;
+    pointer = pointer && element == 8 && !array;
     param.kind = pointer ? ParamKind::kPointer : ParamKind::kValue;
     candidates.push_back(!pointer && int64 && !array);
     entry.params.push_back(std::move(param));

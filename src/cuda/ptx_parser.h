@@ -11,7 +11,8 @@
 // It checks only what it reads: the driver's JIT remains the judge of the kernel bodies.
 //
 // Parameter kinds (the rule hal documents for PTX and, through classify_params, for cubins):
-//  - a parameter with the .ptr qualifier is a pointer;
+//  - a 64-bit parameter with the .ptr qualifier is a pointer (on a narrower type, as in 32-bit
+//    PTX, .ptr is ignored: the argument is marshalled as the value it is);
 //  - a scalar 64-bit integer parameter (.u64, .s64, .b64) is a pointer, because nvcc declares
 //    every pointer parameter that way (without .ptr);
 //  - except that when the entry name is an Itanium-mangled C++ name (nvcc's default), the

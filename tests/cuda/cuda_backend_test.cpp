@@ -10,6 +10,7 @@
 
 #include <cuda.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -285,8 +286,28 @@ TEST_F(CudaBackendTest, PinnedMemoryOfOtherCodeIsDetected) {
   EXPECT_EQ(cuda_test_double_call_count("cuStreamSynchronize"), before);  // no wait
   ASSERT_EQ(s->copy_htod(range(a), static_cast<uint8_t*>(pinned) + 4, 8), HAL_SUCCESS);
   EXPECT_EQ(cuda_test_double_call_count("cuStreamSynchronize"), before + 1);
+  // Memory the driver knows by another type (managed memory answers DEVICE or UNIFIED) is read
+  // by the copy in place as well: the copy must have completed on return.
+  hal::Allocation other = alloc(16);
+  ASSERT_EQ(s->copy_htod(range(a), reinterpret_cast<const void*>(other.base), 8), HAL_SUCCESS);
+  EXPECT_EQ(cuda_test_double_call_count("cuStreamSynchronize"), before + 2);
+  EXPECT_EQ(device().mem_free(other), HAL_SUCCESS);
   s.reset();
   EXPECT_EQ(device().host_free(pinned), HAL_SUCCESS);
+}
+
+// hal_mem_free lets work already issued finish: the device is synchronised before cuMemFree.
+TEST_F(CudaBackendTest, FreeWaitsForTheDeviceFirst) {
+  init();
+  hal::Allocation a = alloc(256);
+  const int syncs = cuda_test_double_call_count("cuCtxSynchronize");
+  EXPECT_EQ(device().mem_free(a), HAL_SUCCESS) << hal::pending_error();
+  EXPECT_EQ(cuda_test_double_call_count("cuCtxSynchronize"), syncs + 1);
+  // A fault that surfaces there is reported, and the device is lost.
+  hal::Allocation b = alloc(256);
+  cuda_test_double_fail_next("cuCtxSynchronize", CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_EQ(device().mem_free(b), HAL_ERROR_LAUNCH_FAILED);
+  EXPECT_TRUE(static_cast<hal::cuda::CudaDevice&>(device()).lost());
 }
 
 TEST_F(CudaBackendTest, OutOfMemoryMapsToOutOfMemoryAndTheDeviceKeepsWorking) {
@@ -370,6 +391,35 @@ TEST_F(CudaBackendTest, EachCallRunsInItsDevicesContext) {
   EXPECT_EQ(cuda_test_double_call_count("cuDevicePrimaryCtxRetain"), 2);
 }
 
+// A thread that never called in has no current context; on the driver every call that frees or
+// destroys needs the device's context there too (the double refuses them otherwise).
+TEST_F(CudaBackendTest, FreesAndDestructorsWorkOnAThreadThatNeverCalledIn) {
+  init();
+  const int objects = cuda_test_double_live_objects();
+  const int allocations = cuda_test_double_live_allocations();
+  const int host_allocations = cuda_test_double_live_host_allocations();
+  hal::Allocation a = alloc(256);
+  void* host = nullptr;
+  ASSERT_EQ(device().host_alloc(64, &host), HAL_SUCCESS) << hal::pending_error();
+  auto s = stream();
+  std::unique_ptr<hal::Event> e;
+  ASSERT_EQ(device().create_event(&e), HAL_SUCCESS) << hal::pending_error();
+  auto module = load(HAL_IR_PTX, kPtx, std::strlen(kPtx));
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(cuda_test_double_live_objects(), objects + 3);
+  std::thread([&] {
+    EXPECT_EQ(device().host_free(host), HAL_SUCCESS) << hal::pending_error();
+    EXPECT_EQ(device().mem_free(a), HAL_SUCCESS) << hal::pending_error();
+    e.reset();
+    s.reset();
+    module.reset();
+    EXPECT_TRUE(hal::pending_error().empty()) << hal::pending_error();
+  }).join();
+  EXPECT_EQ(cuda_test_double_live_objects(), objects);
+  EXPECT_EQ(cuda_test_double_live_allocations(), allocations);
+  EXPECT_EQ(cuda_test_double_live_host_allocations(), host_allocations);
+}
+
 // ===========================================================================================
 // Modules
 // ===========================================================================================
@@ -410,6 +460,23 @@ TEST_F(CudaBackendTest, HandsTheDriverANulTerminatedCopyOfThePtx) {
   const size_t length = cuda_test_double_last_module(seen.data(), seen.size());
   EXPECT_EQ(length, std::strlen(kPtx));
   EXPECT_EQ(std::string(seen.data(), length), std::string(kPtx));
+}
+
+// The driver reads PTX up to its first NUL: hal must list the entries the driver compiled, not
+// ones after the NUL that cuModuleGetFunction would then not find.
+TEST_F(CudaBackendTest, PtxIsReadUpToItsFirstNul) {
+  init();
+  std::string blob = std::string(kPtx) + std::string(1, '\0') +
+                     ".visible .entry hidden_after_nul()\n{\n  ret;\n}\n";
+  auto module = load(HAL_IR_PTX, blob.data(), blob.size());
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(module->functions.size(), 2u);
+  for (const auto& function : module->functions) EXPECT_NE(function->desc.name, "hidden_after_nul");
+  std::vector<char> seen(blob.size() + 16, 0);
+  EXPECT_EQ(cuda_test_double_last_module(seen.data(), seen.size()), std::strlen(kPtx));
+  // Nothing before the NUL is no PTX at all.
+  const std::string empty(1, '\0');
+  load(HAL_IR_PTX, empty.data(), empty.size(), HAL_ERROR_INVALID_IR);
 }
 
 TEST_F(CudaBackendTest, MalformedPtxIsInvalidIrBeforeTheDriverSeesIt) {
@@ -636,6 +703,58 @@ TEST_F(CudaBackendTest, LargeDynamicSharedMemoryOptsIn) {
   params.shared_bytes = 160 * 1024;  // plus 4 KiB static: beyond the 160 KiB opt-in limit
   EXPECT_EQ(s->launch(add_one, params), HAL_ERROR_OUT_OF_RANGE);
   EXPECT_TRUE(contains(hal::pending_error(), "163840")) << hal::pending_error();
+}
+
+// The attribute is per function: a smaller request raced by another stream must never leave it
+// below a size a launch relies on. The double sleeps in cuFuncSetAttribute so that the second
+// request arrives while the first is being set, and refuses a launch above the attribute.
+TEST_F(CudaBackendTest, ConcurrentLaunchesNeverLowerTheSharedMemoryLimit) {
+  init();
+  const size_t sizes[] = {8, 4};
+  cuda_test_double_set_function("add_one", sizes, 2, 1024, 0);
+  auto module = load(HAL_IR_PTX, kPtx, std::strlen(kPtx));
+  ASSERT_NE(module, nullptr);
+  hal::Function& add_one = *module->functions[0];
+  hal::Allocation a = alloc(256);
+  hal_deviceptr pointer = a.base;
+  uint32_t n = 64;
+  void* args[] = {&pointer, &n};
+  const auto launch = [&](hal::Stream& s, uint32_t shared_bytes) {
+    hal::LaunchParams params;
+    params.block[0] = 64;
+    params.args = args;
+    params.pointers.resize(2);
+    params.pointers[0] = range(a);
+    params.shared_bytes = shared_bytes;
+    return s.launch(add_one, params);
+  };
+  auto big_stream = stream();
+  auto small_stream = stream();
+  cuda_test_double_delay("cuFuncSetAttribute", 50 * 1000);
+  std::thread big([&] { EXPECT_EQ(launch(*big_stream, 112 * 1024), HAL_SUCCESS); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::thread small([&] { EXPECT_EQ(launch(*small_stream, 64 * 1024), HAL_SUCCESS); });
+  big.join();
+  small.join();
+  EXPECT_EQ(cuda_test_double_max_dynamic_shared("add_one"), 112 * 1024);
+  EXPECT_EQ(launch(*big_stream, 112 * 1024), HAL_SUCCESS) << hal::pending_error();
+  EXPECT_EQ(big_stream->synchronize(), HAL_SUCCESS);
+  EXPECT_EQ(small_stream->synchronize(), HAL_SUCCESS);
+  EXPECT_EQ(device().mem_free(a), HAL_SUCCESS);
+}
+
+// A fault that surfaces while a module unloads (its destructor synchronises first) still makes
+// the device lost, and nothing more is asked of the dead context.
+TEST_F(CudaBackendTest, AFaultSeenWhileUnloadingMarksTheDeviceLost) {
+  init();
+  auto module = load(HAL_IR_PTX, kPtx, std::strlen(kPtx));
+  ASSERT_NE(module, nullptr);
+  cuda_test_double_fail_next("cuCtxSynchronize", CUDA_ERROR_ILLEGAL_ADDRESS);
+  module.reset();
+  EXPECT_TRUE(hal::pending_error().empty()) << hal::pending_error();
+  EXPECT_TRUE(static_cast<hal::cuda::CudaDevice&>(device()).lost());
+  EXPECT_EQ(cuda_test_double_call_count("cuModuleUnload"), 0);
+  EXPECT_EQ(device().synchronize(), HAL_ERROR_DEVICE_LOST);
 }
 
 TEST_F(CudaBackendTest, AFaultingKernelMakesTheDeviceUnusable) {

@@ -1,5 +1,6 @@
 // Tests on a real NVIDIA GPU through the public API, with the system's libcuda. Where there is no
-// usable driver (HAL_CUDA_LIBRARY is ignored here), every test skips with the backend's reason.
+// usable driver (HAL_CUDA_LIBRARY is ignored here), every test skips with the backend's reason,
+// or fails with it when HAL_TEST_REQUIRE_CUDA=1.
 // The last test faults a kernel on purpose and leaves the device unusable in its process.
 #include <hal/hal.h>
 
@@ -70,6 +71,12 @@ class CudaGpuTest : public ::testing::Test {
     info.struct_size = sizeof(info);
     ASSERT_EQ(hal_backend_get_info(0, &info), HAL_SUCCESS);
     if (!info.available || info.device_count == 0) {
+      // On a machine that is meant to have a GPU (tools/gpu-check.sh sets this), its absence is
+      // a failure, not a skip.
+      const char* require = std::getenv("HAL_TEST_REQUIRE_CUDA");
+      if (require != nullptr && std::strcmp(require, "1") == 0) {
+        FAIL() << "HAL_TEST_REQUIRE_CUDA=1 but there is no CUDA device: " << info.reason;
+      }
       GTEST_SKIP() << "no CUDA device: " << info.reason;
     }
     ASSERT_EQ(hal_device_find("cuda:0", &device_), HAL_SUCCESS) << hal_last_error();

@@ -42,6 +42,8 @@ TEST(CudaStatusTable, EveryLineIsConsistent) {
     EXPECT_NE(table[i].status, HAL_SUCCESS);
     EXPECT_EQ(std::string(table[i].name).rfind("CUDA_ERROR_", 0), 0u);
     EXPECT_NE(table[i].hint, nullptr);
+    // Every failure text ends with advice: the line's own hint or its status's.
+    EXPECT_GT(std::string(hal::cuda::error_hint(table[i].result)).size(), 10u);
     EXPECT_STREQ(hal::cuda::table_error_name(table[i].result), table[i].name);
     if (table[i].poisons_context) {
       EXPECT_TRUE(table[i].status == HAL_ERROR_LAUNCH_FAILED ||

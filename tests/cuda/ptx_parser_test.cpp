@@ -105,11 +105,11 @@ TEST(PtxParser, ClassifiesParameters) {
     uint32_t alignment;
   };
   const Expected expected[] = {
-      {ParamKind::kPointer, 8, 16},  // .ptr
-      {ParamKind::kPointer, 8, 8},   // .u64 in an extern "C" style name: the rule
-      {ParamKind::kValue, 4, 4},    {ParamKind::kValue, 16, 8},
-      {ParamKind::kValue, 8, 8},    {ParamKind::kValue, 1, 1},
-      {ParamKind::kValue, 2, 2},    {ParamKind::kPointer, 8, 8},  // .s64: still a 64-bit integer
+      {ParamKind::kPointer, 8, 8},  // .ptr; its .align 16 is the pointee's
+      {ParamKind::kPointer, 8, 8},  // .u64 in an extern "C" style name: the rule
+      {ParamKind::kValue, 4, 4},   {ParamKind::kValue, 16, 8},
+      {ParamKind::kValue, 8, 8},   {ParamKind::kValue, 1, 1},
+      {ParamKind::kValue, 2, 2},   {ParamKind::kPointer, 8, 8},  // .s64: still a 64-bit integer
   };
   for (size_t i = 0; i < entry.params.size(); ++i) {
     SCOPED_TRACE(entry.params[i].name);
@@ -198,6 +198,41 @@ TEST(PtxParser, ReportsErrorsWithLineNumbers) {
   EXPECT_NE(parse_error(".entry k() {}\n.version 8.0\n.target sm_80\n").find("before"),
             std::string::npos);
   EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n\"open").find("unterminated string"),
+            std::string::npos);
+}
+
+// The PTX ISA writes the kernel-parameter attributes joined (".ptr.global.align 16"); Triton
+// writes them apart. Both are one pointer parameter.
+TEST(PtxParser, ReadsJoinedPointerAttributes) {
+  const Module module = parse_ok(R"(.version 8.4
+.target sm_90a
+.address_size 64
+.visible .entry k(
+    .param .u64 .ptr.global.align 16 k_param_0,
+    .param .u64 .ptr .global .align 1 k_param_1,
+    .param .u32 .ptr.align 8 k_param_2,
+    .param .u32 k_param_3
+)
+{
+  ret;
+}
+)");
+  ASSERT_EQ(module.entries.size(), 1u);
+  const Entry& k = module.entries[0];
+  ASSERT_EQ(k.params.size(), 4u);
+  EXPECT_EQ(k.params[0].kind, ParamKind::kPointer);
+  EXPECT_EQ(k.params[0].size, 8u);
+  EXPECT_EQ(k.params[0].alignment, 8u);  // .align after .ptr is the pointee's
+  EXPECT_EQ(k.params[1].kind, ParamKind::kPointer);
+  EXPECT_EQ(k.params[1].alignment, 8u);
+  EXPECT_EQ(k.params[2].kind, ParamKind::kValue);  // 4 bytes: not a hal_deviceptr
+  EXPECT_EQ(k.params[2].size, 4u);
+  EXPECT_EQ(k.params[2].alignment, 4u);
+  EXPECT_EQ(k.params[3].kind, ParamKind::kValue);
+  const std::string header = ".version 8.0\n.target sm_80\n.address_size 64\n";
+  EXPECT_NE(parse_error(header + ".entry k(.param .u64 .ptr.align.global 16 p) {}").find(".align"),
+            std::string::npos);
+  EXPECT_NE(parse_error(header + ".entry k(.param .u64 .ptr..global p) {}").find("unexpected"),
             std::string::npos);
 }
 

@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -63,6 +65,7 @@ struct State {
   std::set<std::string> hidden;
   std::map<std::string, int> requested_versions;
   std::map<std::string, int> calls;
+  std::map<std::string, int> delays_us;
   std::string jit_error_log;
   std::map<std::string, FunctionConfig> functions;
   std::vector<std::string> binary_functions;
@@ -119,7 +122,19 @@ CUresult enter(const char* name) {
   return CUDA_SUCCESS;
 }
 
+// Sleeps for the delay set for |name|, without holding the lock, so other threads run on.
+void delay(const char* name) {
+  int microseconds = 0;
+  {
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    const auto& delays = state().delays_us;
+    if (auto it = delays.find(name); it != delays.end()) microseconds = it->second;
+  }
+  if (microseconds > 0) std::this_thread::sleep_for(std::chrono::microseconds(microseconds));
+}
+
 #define DOUBLE_ENTER(name)                                         \
+  delay(name);                                                     \
   std::lock_guard<std::recursive_mutex> lock(g_mutex);             \
   if (CUresult injected = enter(name); injected != CUDA_SUCCESS) { \
     return injected;                                               \
@@ -394,6 +409,7 @@ CUresult d_MemHostAlloc(void** host, size_t size, unsigned int) {
 
 CUresult d_MemFreeHost(void* host) {
   DOUBLE_ENTER("cuMemFreeHost");
+  DOUBLE_NEED_CONTEXT();
   if (state().host_allocations.erase(reinterpret_cast<uintptr_t>(host)) == 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -492,6 +508,7 @@ CUresult d_StreamCreate(CUstream* stream, unsigned int flags) {
 
 CUresult d_StreamDestroy(CUstream stream) {
   DOUBLE_ENTER("cuStreamDestroy");
+  DOUBLE_NEED_CONTEXT();
   Stream* target = as_stream(stream);
   if (state().streams.erase(target) == 0) return CUDA_ERROR_INVALID_HANDLE;
   run(target);
@@ -504,6 +521,7 @@ CUresult d_StreamDestroy(CUstream stream) {
 
 CUresult d_StreamSynchronize(CUstream stream) {
   DOUBLE_ENTER("cuStreamSynchronize");
+  DOUBLE_NEED_CONTEXT();
   if (state().streams.count(as_stream(stream)) == 0) return CUDA_ERROR_INVALID_HANDLE;
   run(as_stream(stream));
   return CUDA_SUCCESS;
@@ -511,6 +529,7 @@ CUresult d_StreamSynchronize(CUstream stream) {
 
 CUresult d_StreamQuery(CUstream stream) {
   DOUBLE_ENTER("cuStreamQuery");
+  DOUBLE_NEED_CONTEXT();
   Stream* target = as_stream(stream);
   if (state().streams.count(target) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (target->pending.empty()) return CUDA_SUCCESS;
@@ -520,6 +539,7 @@ CUresult d_StreamQuery(CUstream stream) {
 
 CUresult d_StreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
   DOUBLE_ENTER("cuStreamWaitEvent");
+  DOUBLE_NEED_CONTEXT();
   if (state().streams.count(as_stream(stream)) == 0 || state().events.count(as_event(event)) == 0 ||
       flags != 0) {
     return CUDA_ERROR_INVALID_HANDLE;
@@ -541,6 +561,7 @@ CUresult d_EventCreate(CUevent* event, unsigned int flags) {
 
 CUresult d_EventDestroy(CUevent event) {
   DOUBLE_ENTER("cuEventDestroy");
+  DOUBLE_NEED_CONTEXT();
   if (state().events.erase(as_event(event)) == 0) return CUDA_ERROR_INVALID_HANDLE;
   // Work already queued may still complete it; keep that work harmless.
   Event* target = as_event(event);
@@ -551,6 +572,7 @@ CUresult d_EventDestroy(CUevent event) {
 
 CUresult d_EventRecord(CUevent event, CUstream stream) {
   DOUBLE_ENTER("cuEventRecord");
+  DOUBLE_NEED_CONTEXT();
   Event* target = as_event(event);
   if (state().events.count(target) == 0 || state().streams.count(as_stream(stream)) == 0) {
     return CUDA_ERROR_INVALID_HANDLE;
@@ -569,6 +591,7 @@ CUresult d_EventRecord(CUevent event, CUstream stream) {
 
 CUresult d_EventSynchronize(CUevent event) {
   DOUBLE_ENTER("cuEventSynchronize");
+  DOUBLE_NEED_CONTEXT();
   Event* target = as_event(event);
   if (state().events.count(target) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (target->stream != nullptr) run(target->stream);
@@ -577,6 +600,7 @@ CUresult d_EventSynchronize(CUevent event) {
 
 CUresult d_EventQuery(CUevent event) {
   DOUBLE_ENTER("cuEventQuery");
+  DOUBLE_NEED_CONTEXT();
   Event* target = as_event(event);
   if (state().events.count(target) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (!target->recorded || target->complete) return CUDA_SUCCESS;
@@ -586,6 +610,7 @@ CUresult d_EventQuery(CUevent event) {
 
 CUresult d_EventElapsedTime(float* ms, CUevent start, CUevent end) {
   DOUBLE_ENTER("cuEventElapsedTime");
+  DOUBLE_NEED_CONTEXT();
   Event* first = as_event(start);
   Event* last = as_event(end);
   if (state().events.count(first) == 0 || state().events.count(last) == 0) {
@@ -665,6 +690,7 @@ CUresult d_ModuleLoadDataEx(CUmodule* module, const void* image, unsigned int co
 
 CUresult d_ModuleUnload(CUmodule module) {
   DOUBLE_ENTER("cuModuleUnload");
+  DOUBLE_NEED_CONTEXT();
   Module* target = reinterpret_cast<Module*>(module);
   if (state().modules.erase(target) == 0) return CUDA_ERROR_INVALID_HANDLE;
   delete target;
@@ -673,6 +699,7 @@ CUresult d_ModuleUnload(CUmodule module) {
 
 CUresult d_ModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
   DOUBLE_ENTER("cuModuleGetFunction");
+  DOUBLE_NEED_CONTEXT();
   Module* target = reinterpret_cast<Module*>(module);
   if (state().modules.count(target) == 0) return CUDA_ERROR_INVALID_HANDLE;
   for (auto& existing : target->functions) {
@@ -692,6 +719,7 @@ CUresult d_ModuleGetFunction(CUfunction* function, CUmodule module, const char* 
 
 CUresult d_ModuleGetFunctionCount(unsigned int* count, CUmodule module) {
   DOUBLE_ENTER("cuModuleGetFunctionCount");
+  DOUBLE_NEED_CONTEXT();
   Module* target = reinterpret_cast<Module*>(module);
   if (state().modules.count(target) == 0) return CUDA_ERROR_INVALID_HANDLE;
   *count = static_cast<unsigned int>(target->functions.size());
@@ -700,6 +728,7 @@ CUresult d_ModuleGetFunctionCount(unsigned int* count, CUmodule module) {
 
 CUresult d_ModuleEnumerateFunctions(CUfunction* functions, unsigned int count, CUmodule module) {
   DOUBLE_ENTER("cuModuleEnumerateFunctions");
+  DOUBLE_NEED_CONTEXT();
   Module* target = reinterpret_cast<Module*>(module);
   if (state().modules.count(target) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (count < target->functions.size()) return CUDA_ERROR_INVALID_VALUE;
@@ -727,6 +756,7 @@ size_t param_offset(const std::vector<size_t>& sizes, size_t index) {
 
 CUresult d_FuncGetParamInfo(CUfunction function, size_t index, size_t* offset, size_t* size) {
   DOUBLE_ENTER("cuFuncGetParamInfo");
+  DOUBLE_NEED_CONTEXT();
   auto it = state().functions.find(reinterpret_cast<Function*>(function)->name);
   if (it == state().functions.end() || index >= it->second.param_sizes.size()) {
     return CUDA_ERROR_INVALID_VALUE;
@@ -738,6 +768,7 @@ CUresult d_FuncGetParamInfo(CUfunction function, size_t index, size_t* offset, s
 
 CUresult d_FuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction function) {
   DOUBLE_ENTER("cuFuncGetAttribute");
+  DOUBLE_NEED_CONTEXT();
   Function* target = reinterpret_cast<Function*>(function);
   FunctionConfig config;
   if (auto it = state().functions.find(target->name); it != state().functions.end()) {
@@ -763,6 +794,7 @@ CUresult d_FuncGetAttribute(int* value, CUfunction_attribute attribute, CUfuncti
 
 CUresult d_FuncSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) {
   DOUBLE_ENTER("cuFuncSetAttribute");
+  DOUBLE_NEED_CONTEXT();
   Function* target = reinterpret_cast<Function*>(function);
   if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
     return CUDA_ERROR_INVALID_VALUE;
@@ -784,7 +816,13 @@ CUresult d_LaunchKernel(CUfunction function, unsigned int gx, unsigned int gy, u
   Function* target = reinterpret_cast<Function*>(function);
   if (state().streams.count(as_stream(stream)) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const int allowed = target->max_dynamic_shared >= 0 ? target->max_dynamic_shared : 48 * 1024;
+  // Without the attribute a block gets 48 KiB of shared memory, static included.
+  int static_shared = 0;
+  if (auto known = s.functions.find(target->name); known != s.functions.end()) {
+    static_shared = known->second.static_shared;
+  }
+  const int allowed =
+      target->max_dynamic_shared >= 0 ? target->max_dynamic_shared : 48 * 1024 - static_shared;
   if (shared > static_cast<unsigned int>(allowed)) return CUDA_ERROR_INVALID_VALUE;
   cuda_test_double_launch launch{};
   std::strncpy(launch.function, target->name.c_str(), sizeof(launch.function) - 1);
@@ -912,6 +950,7 @@ void cuda_test_double_reset(void) {
   s.hidden.clear();
   s.requested_versions.clear();
   s.calls.clear();
+  s.delays_us.clear();
   s.jit_error_log.clear();
   s.functions.clear();
   s.binary_functions.clear();
@@ -940,6 +979,11 @@ void cuda_test_double_fail_next(const char* entry_point, int result) {
 void cuda_test_double_fail_always(const char* entry_point, int result) {
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   state().fail_always[entry_point] = result;
+}
+
+void cuda_test_double_delay(const char* entry_point, int microseconds) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  state().delays_us[entry_point] = microseconds;
 }
 
 void cuda_test_double_hide_entry_point(const char* entry_point) {
@@ -1012,6 +1056,12 @@ int cuda_test_double_live_allocations(void) {
 int cuda_test_double_live_host_allocations(void) {
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   return static_cast<int>(state().host_allocations.size());
+}
+
+int cuda_test_double_live_objects(void) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  const State& s = state();
+  return static_cast<int>(s.streams.size() + s.events.size() + s.modules.size());
 }
 
 }  // extern "C"

@@ -16,6 +16,11 @@
 //    whose sizes the test declares per function with cuda_test_double_set_function;
 //  - any entry point can be made to fail once or always with a chosen CUresult, or be hidden
 //    from cuGetProcAddress, so every error path of the backend can be reached.
+//  - the current context is per thread, as in the driver; every entry point that works on
+//    memory, streams, events, modules or functions answers CUDA_ERROR_INVALID_CONTEXT on a thread
+//    with none, so a call that skips making the context current is caught, destructors included;
+//  - a launch may use 48 KiB of shared memory, static included, until the function's
+//    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES is set, and then that much dynamic.
 // Entry points are named as given to cuGetProcAddress ("cuMemAlloc", not "cuMemAlloc_v2").
 // All state is process-wide and guarded by one lock; cuda_test_double_reset restores the
 // defaults: one device "CUDA Test Double" of compute capability 8.0 with 1 GiB, 48 KiB of shared
@@ -64,6 +69,9 @@ CUDA_TEST_DOUBLE_API void cuda_test_double_set_driver_version(int version);
 CUDA_TEST_DOUBLE_API void cuda_test_double_fail_next(const char* entry_point, int result);
 /* Every call of |entry_point| returns |result| until reset. */
 CUDA_TEST_DOUBLE_API void cuda_test_double_fail_always(const char* entry_point, int result);
+/* Every later call of |entry_point| first sleeps |microseconds| without holding the double's
+ * lock, to widen races between threads; 0 removes the delay. Reset clears it. */
+CUDA_TEST_DOUBLE_API void cuda_test_double_delay(const char* entry_point, int microseconds);
 /* cuGetProcAddress reports |entry_point| as not found. */
 CUDA_TEST_DOUBLE_API void cuda_test_double_hide_entry_point(const char* entry_point);
 /* The CUDA version the backend asked cuGetProcAddress for |entry_point|, or 0 if never asked. */
@@ -93,6 +101,8 @@ CUDA_TEST_DOUBLE_API int cuda_test_double_max_dynamic_shared(const char* functio
 /* Device allocations (cuMemAlloc) and host allocations (cuMemHostAlloc) still live. */
 CUDA_TEST_DOUBLE_API int cuda_test_double_live_allocations(void);
 CUDA_TEST_DOUBLE_API int cuda_test_double_live_host_allocations(void);
+/* Streams, events and modules created and not yet destroyed. */
+CUDA_TEST_DOUBLE_API int cuda_test_double_live_objects(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
