@@ -1,0 +1,170 @@
+// Matmul: every matmul kernel of the pack at several sizes, in GFLOP/s (2·M·N·K per run),
+// against sgemm on the same shape: OpenBLAS on the host CPU for CPU devices, cuBLAS for CUDA
+// devices. Inputs are constant (timing does not depend on the values; the kernel tests check
+// correctness). fp16 kernels are compared with the fp32 sgemm all the same.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "raw_cuda.h"
+
+#ifdef HAL_BENCH_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace bench {
+
+namespace {
+
+uint32_t tunable(const hal_kernel_info& info, const char* name, uint32_t fallback) {
+  for (uint32_t i = 0; i < info.tunable_count; ++i) {
+    if (std::string(info.tunables[i].name) == name) return info.tunables[i].value;
+  }
+  return fallback;
+}
+
+// The sgemm baseline for this device, or why there is none.
+class Sgemm {
+ public:
+  explicit Sgemm(Context& ctx) : ctx_(ctx) {
+    if (ctx.info.is_cpu) {
+#ifdef HAL_BENCH_HAVE_OPENBLAS
+      name_ = "OpenBLAS cblas_sgemm on the host CPU (fp32, row-major, same shape)";
+#else
+      missing_ = "OpenBLAS was not found when hal-bench was built (install libopenblas-dev)";
+#endif
+    } else if (ctx.is_cuda()) {
+      cuda_ = RawCuda::open(static_cast<int>(ctx.info.backend_index), &missing_);
+      if (cuda_) name_ = "cuBLAS cublasSgemm on the same device (fp32, same shape)";
+    } else {
+      missing_ =
+          "no vendor BLAS baseline for a Vulkan GPU (cuBLAS is used on CUDA devices, "
+          "OpenBLAS on CPU devices)";
+    }
+  }
+  bool available() const {
+    return missing_.empty();
+  }
+  const std::string& name() const {
+    return name_;
+  }
+  const std::string& missing() const {
+    return missing_;
+  }
+
+  // GFLOP/s samples for an M = N = K = |size| sgemm (measured once per size).
+  const std::vector<double>& gflops(uint32_t size, uint32_t reps) {
+    auto it = cache_.find(size);
+    if (it != cache_.end()) return it->second;
+    std::vector<double> us;
+    const double flop = 2.0 * size * size * size;
+#ifdef HAL_BENCH_HAVE_OPENBLAS
+    if (ctx_.info.is_cpu) {
+      std::vector<float> a(size_t{size} * size, 1.0f), b(a.size(), 1.0f), c(a.size(), 0.0f);
+      const int n = static_cast<int>(size);
+      us = time_runs(1, reps, [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
+                    n, 0.0f, c.data(), n);
+      });
+    }
+#endif
+    if (cuda_) {
+      std::string why;
+      if (!cuda_->prepare_sgemm(size, size, size, &why)) {
+        missing_ = why;
+        name_.clear();
+        cache_[size] = {};
+        return cache_[size];
+      }
+      us = time_runs(1, reps, [&] {
+        if (!cuda_->run_sgemm()) throw HalError("cublasSgemm failed");
+      });
+    }
+    std::vector<double> rates;
+    for (double t : us) rates.push_back(t > 0 ? flop / (t * 1e3) : 0.0);
+    return cache_[size] = rates;
+  }
+
+ private:
+  Context& ctx_;
+  std::string name_;
+  std::string missing_;
+  std::unique_ptr<RawCuda> cuda_;
+  std::map<uint32_t, std::vector<double>> cache_;
+};
+
+}  // namespace
+
+void bench_matmul(Context& ctx) {
+  std::vector<uint32_t> sizes;
+  if (ctx.info.is_cpu) {
+    sizes = ctx.options.quick ? std::vector<uint32_t>{64} : std::vector<uint32_t>{128, 256, 512};
+  } else {
+    sizes =
+        ctx.options.quick ? std::vector<uint32_t>{256} : std::vector<uint32_t>{1024, 2048, 4096};
+  }
+  const uint32_t reps = ctx.reps(7, 1);
+  Sgemm sgemm(ctx);
+  if (!sgemm.available()) ctx.report->note("matmul: no sgemm baseline: " + sgemm.missing());
+
+  for (uint32_t index = 0; index < hal_kernels_count(); ++index) {
+    const hal_kernel_info* info = hal_kernels_get(index);
+    const std::string family = info->family;
+    if (family.rfind("matmul_", 0) != 0) continue;
+    const std::string kernel_name = info->name;
+    bool any = false;
+    for (uint32_t size : sizes) any = any || ctx.wants(kernel_name + "_" + std::to_string(size));
+    if (!any) continue;
+    if (!Kernel::supported(ctx, kernel_name)) {
+      ctx.report->note("matmul: " + kernel_name + " skipped: the device lacks a feature it needs");
+      continue;
+    }
+    Kernel kernel(ctx, kernel_name);
+    const bool f16 = std::string(info->dtype) == "f16";
+    const bool naive = family.rfind("matmul_naive", 0) == 0;
+    const uint32_t bm = naive ? 16 : tunable(*info, "BM", 64);
+    const uint32_t bn = naive ? 16 : tunable(*info, "BN", 64);
+    for (uint32_t size : sizes) {
+      const std::string name = kernel_name + "_" + std::to_string(size);
+      if (!ctx.wants(name)) continue;
+      const size_t elements = size_t{size} * size;
+      const size_t bytes = elements * (f16 ? 2 : 4);
+      DeviceBuffer a(ctx, bytes), b(ctx, bytes), c(ctx, bytes);
+      // 1.0 in every element (two fp16 ones per word for f16).
+      const uint32_t one = f16 ? 0x3C003C00u : 0x3F800000u;
+      BENCH_CHECK(hal_memset_d32(ctx.stream, a.ptr, one, bytes / 4));
+      BENCH_CHECK(hal_memset_d32(ctx.stream, b.ptr, one, bytes / 4));
+      uint32_t m = size, n = size, k = size, lda = size, ldb = size, ldc = size;
+      float alpha = 1.0f, beta = 0.0f;
+      const std::vector<void*> args = {&a.ptr, &b.ptr, &c.ptr, &m,     &n,   &k,
+                                       &lda,   &ldb,   &ldc,   &alpha, &beta};
+      const uint32_t gx = (size + bn - 1) / bn, gy = (size + bm - 1) / bm;
+      const std::vector<double> us = time_runs(1, reps, [&] {
+        kernel.launch(ctx.stream, gx, gy, 1, args);
+        BENCH_CHECK(hal_stream_synchronize(ctx.stream));
+      });
+      const double flop = 2.0 * size * size * size;
+      Figure f;
+      f.family = "matmul";
+      f.name = name;
+      f.what = "GFLOP/s of one C = A·B launch (M = N = K = size) followed by a synchronize";
+      f.unit = "GFLOP/s";
+      f.higher_is_better = true;
+      f.params = {{"kernel", kernel_name}, {"dtype", info->dtype}, {"size", std::to_string(size)}};
+      f.value = Stats::of(us).map([flop](double t) { return t > 0 ? flop / (t * 1e3) : 0.0; });
+      if (sgemm.available()) {
+        const std::vector<double>& rates = sgemm.gflops(size, reps);
+        f.has_baseline = sgemm.available();
+        f.baseline_name = sgemm.name();
+        f.baseline = Stats::of(rates);
+      }
+      f.baseline_missing = sgemm.missing();
+      if (f16) f.note = "fp16 storage, fp32 arithmetic, against the fp32 sgemm";
+      ctx.report->add(std::move(f));
+    }
+  }
+}
+
+}  // namespace bench

@@ -1,0 +1,205 @@
+#include "raw_cuda.h"
+
+#include <dlfcn.h>
+
+#include <vector>
+
+namespace bench {
+
+namespace {
+
+// The few driver and cuBLAS types and entry points used here, declared as the libraries'
+// stable C ABI defines them (so no CUDA header is needed to build).
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using CUstream = void*;
+using cublasHandle_t = void*;
+constexpr int kCublasOpN = 0;
+
+template <typename F>
+bool resolve(void* lib, const char* name, F* out) {
+  *out = reinterpret_cast<F>(dlsym(lib, name));
+  return *out != nullptr;
+}
+
+}  // namespace
+
+struct RawCuda::State {
+  void* libcuda = nullptr;
+  void* libcublas = nullptr;
+  CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
+  CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*cuStreamCreate)(CUstream*, unsigned) = nullptr;
+  CUresult (*cuStreamDestroy)(CUstream) = nullptr;
+  CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void**, void**) = nullptr;
+  int (*cublasCreate)(cublasHandle_t*) = nullptr;
+  int (*cublasDestroy)(cublasHandle_t) = nullptr;
+  int (*cublasSetStream)(cublasHandle_t, CUstream) = nullptr;
+  int (*cublasSgemm)(cublasHandle_t, int, int, int, int, int, const float*, const float*, int,
+                     const float*, int, const float*, float*, int) = nullptr;
+
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  cublasHandle_t cublas = nullptr;
+  std::vector<CUdeviceptr> allocations;
+  CUdeviceptr x = 0, y = 0;
+  CUdeviceptr a = 0, b = 0, c = 0;
+  uint32_t m = 0, n = 0, k = 0;
+};
+
+std::unique_ptr<RawCuda> RawCuda::open(int ordinal, std::string* why) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    *why = "libcuda.so.1 (the NVIDIA driver) could not be opened";
+    return nullptr;
+  }
+  std::unique_ptr<RawCuda> raw(new RawCuda());
+  raw->s_ = std::make_unique<State>();
+  State& s = *raw->s_;
+  s.libcuda = lib;
+  const bool ok =
+      resolve(lib, "cuInit", &s.cuInit) && resolve(lib, "cuDeviceGet", &s.cuDeviceGet) &&
+      resolve(lib, "cuDevicePrimaryCtxRetain", &s.cuDevicePrimaryCtxRetain) &&
+      resolve(lib, "cuDevicePrimaryCtxRelease_v2", &s.cuDevicePrimaryCtxRelease) &&
+      resolve(lib, "cuCtxSetCurrent", &s.cuCtxSetCurrent) &&
+      resolve(lib, "cuStreamCreate", &s.cuStreamCreate) &&
+      resolve(lib, "cuStreamDestroy_v2", &s.cuStreamDestroy) &&
+      resolve(lib, "cuStreamSynchronize", &s.cuStreamSynchronize) &&
+      resolve(lib, "cuModuleLoadData", &s.cuModuleLoadData) &&
+      resolve(lib, "cuModuleUnload", &s.cuModuleUnload) &&
+      resolve(lib, "cuModuleGetFunction", &s.cuModuleGetFunction) &&
+      resolve(lib, "cuMemAlloc_v2", &s.cuMemAlloc) && resolve(lib, "cuMemFree_v2", &s.cuMemFree) &&
+      resolve(lib, "cuLaunchKernel", &s.cuLaunchKernel);
+  if (!ok) {
+    *why = "libcuda.so.1 lacks a driver entry point the baseline needs";
+    return nullptr;
+  }
+  if (s.cuInit(0) != 0 || s.cuDeviceGet(&s.device, ordinal) != 0 ||
+      s.cuDevicePrimaryCtxRetain(&s.context, s.device) != 0 || s.cuCtxSetCurrent(s.context) != 0 ||
+      s.cuStreamCreate(&s.stream, 0) != 0) {
+    s.context = nullptr;
+    *why = "CUDA device " + std::to_string(ordinal) + " could not be opened";
+    return nullptr;
+  }
+  return raw;
+}
+
+RawCuda::~RawCuda() {
+  if (!s_) return;
+  State& s = *s_;
+  if (s.context != nullptr) {
+    s.cuCtxSetCurrent(s.context);
+    if (s.stream != nullptr) s.cuStreamSynchronize(s.stream);
+    if (s.cublas != nullptr) s.cublasDestroy(s.cublas);
+    for (CUdeviceptr p : s.allocations) s.cuMemFree(p);
+    if (s.module != nullptr) s.cuModuleUnload(s.module);
+    if (s.stream != nullptr) s.cuStreamDestroy(s.stream);
+    s.cuDevicePrimaryCtxRelease(s.device);
+  }
+  if (s.libcublas != nullptr) dlclose(s.libcublas);
+  // libcuda stays loaded: hal's backend holds its own reference and the driver dislikes unloads.
+}
+
+bool RawCuda::prepare_saxpy(const void* ptx, size_t /*size*/, const char* entry,
+                            uint64_t buffer_bytes, std::string* why) {
+  State& s = *s_;
+  s.cuCtxSetCurrent(s.context);
+  if (s.cuModuleLoadData(&s.module, ptx) != 0 ||
+      s.cuModuleGetFunction(&s.function, s.module, entry) != 0) {
+    *why = std::string("cuModuleLoadData/cuModuleGetFunction failed for ") + entry;
+    return false;
+  }
+  if (s.cuMemAlloc(&s.x, buffer_bytes) != 0 || s.cuMemAlloc(&s.y, buffer_bytes) != 0) {
+    *why = "cuMemAlloc failed";
+    return false;
+  }
+  s.allocations.push_back(s.x);
+  s.allocations.push_back(s.y);
+  return true;
+}
+
+bool RawCuda::run_batched(uint32_t n, uint32_t gx, uint32_t elements) {
+  State& s = *s_;
+  s.cuCtxSetCurrent(s.context);
+  float alpha = 1.0f;
+  void* args[] = {&s.x, &s.y, &elements, &alpha};
+  for (uint32_t i = 0; i < n; ++i) {
+    if (s.cuLaunchKernel(s.function, gx, 1, 1, 256, 1, 1, 0, s.stream, args, nullptr) != 0) {
+      return false;
+    }
+  }
+  return s.cuStreamSynchronize(s.stream) == 0;
+}
+
+bool RawCuda::prepare_sgemm(uint32_t m, uint32_t n, uint32_t k, std::string* why) {
+  State& s = *s_;
+  if (s.libcublas == nullptr) {
+    for (const char* name : {"libcublas.so", "libcublas.so.13", "libcublas.so.12",
+                             "libcublas.so.11", "/usr/local/cuda/lib64/libcublas.so"}) {
+      s.libcublas = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (s.libcublas != nullptr) break;
+    }
+    if (s.libcublas == nullptr) {
+      *why =
+          "libcublas could not be opened (install the CUDA toolkit's cuBLAS, or put it on "
+          "LD_LIBRARY_PATH)";
+      return false;
+    }
+    if (!resolve(s.libcublas, "cublasCreate_v2", &s.cublasCreate) ||
+        !resolve(s.libcublas, "cublasDestroy_v2", &s.cublasDestroy) ||
+        !resolve(s.libcublas, "cublasSetStream_v2", &s.cublasSetStream) ||
+        !resolve(s.libcublas, "cublasSgemm_v2", &s.cublasSgemm)) {
+      *why = "libcublas lacks cublasSgemm_v2 or its companions";
+      return false;
+    }
+    s.cuCtxSetCurrent(s.context);
+    if (s.cublasCreate(&s.cublas) != 0 || s.cublasSetStream(s.cublas, s.stream) != 0) {
+      *why = "cublasCreate failed";
+      return false;
+    }
+  }
+  s.cuCtxSetCurrent(s.context);
+  if (s.cuMemAlloc(&s.a, size_t{m} * k * 4) != 0 || s.cuMemAlloc(&s.b, size_t{k} * n * 4) != 0 ||
+      s.cuMemAlloc(&s.c, size_t{m} * n * 4) != 0) {
+    *why = "cuMemAlloc failed for the sgemm operands";
+    return false;
+  }
+  s.allocations.insert(s.allocations.end(), {s.a, s.b, s.c});
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  return true;
+}
+
+bool RawCuda::run_sgemm() {
+  State& s = *s_;
+  s.cuCtxSetCurrent(s.context);
+  const float alpha = 1.0f, beta = 0.0f;
+  // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands and M with N.
+  const int n = static_cast<int>(s.n), m = static_cast<int>(s.m), k = static_cast<int>(s.k);
+  if (s.cublasSgemm(s.cublas, kCublasOpN, kCublasOpN, n, m, k, &alpha,
+                    reinterpret_cast<const float*>(s.b), n, reinterpret_cast<const float*>(s.a), k,
+                    &beta, reinterpret_cast<float*>(s.c), n) != 0) {
+    return false;
+  }
+  return s.cuStreamSynchronize(s.stream) == 0;
+}
+
+}  // namespace bench

@@ -1,0 +1,234 @@
+#include "report.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+
+#include "json_writer.h"
+
+namespace bench {
+
+Stats Stats::of(std::vector<double> samples) {
+  Stats s;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  s.count = static_cast<uint32_t>(n);
+  s.min = samples.front();
+  s.max = samples.back();
+  s.median = n % 2 == 1 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  return s;
+}
+
+double Figure::ratio() const {
+  if (!has_baseline || baseline.median == 0) return 0;
+  return value.median / baseline.median;
+}
+
+bool Figure::target_met() const {
+  if (!target.present || !has_baseline) return false;
+  return target.at_most ? ratio() <= target.bound : ratio() >= target.bound;
+}
+
+void Report::set_config(bool quick, uint32_t reps, const std::string& filter) {
+  quick_ = quick;
+  reps_ = reps;
+  filter_ = filter;
+}
+
+void Report::add(Figure figure) {
+  std::string params;
+  for (const auto& [k, v] : figure.params) params += " " + k + "=" + v;
+  std::printf("%-12s %-34s%s\n", figure.family.c_str(), figure.name.c_str(), params.c_str());
+  std::printf("    hal      %12.4g %-8s (min %.4g, max %.4g, n=%u)\n", figure.value.median,
+              figure.unit.c_str(), figure.value.min, figure.value.max, figure.value.count);
+  if (figure.has_baseline) {
+    std::printf("    baseline %12.4g %-8s (min %.4g, max %.4g, n=%u): %s\n", figure.baseline.median,
+                figure.unit.c_str(), figure.baseline.min, figure.baseline.max,
+                figure.baseline.count, figure.baseline_name.c_str());
+    std::printf("    ratio    %12.4f", figure.ratio());
+    if (figure.target.present) {
+      std::printf("   target %s %.2f: %s", figure.target.at_most ? "<=" : ">=", figure.target.bound,
+                  figure.target_met() ? "met" : "MISSED");
+    }
+    std::printf("\n");
+  } else {
+    std::printf("    baseline none: %s\n", figure.baseline_missing.c_str());
+  }
+  std::fflush(stdout);
+  figures_.push_back(std::move(figure));
+}
+
+void Report::note(const std::string& text) {
+  std::printf("note: %s\n", text.c_str());
+  std::fflush(stdout);
+  notes_.push_back(text);
+}
+
+void Report::error(const std::string& text) {
+  std::fprintf(stderr, "error: %s\n", text.c_str());
+  errors_.push_back(text);
+}
+
+namespace {
+
+void write_stats(JsonWriter& w, const Stats& s) {
+  w.begin_object();
+  w.field("median", s.median);
+  w.field("min", s.min);
+  w.field("max", s.max);
+  w.field("samples", s.count);
+  w.end_object();
+}
+
+std::string hex_uuid(const uint8_t* uuid) {
+  std::string out;
+  char buf[4];
+  for (int i = 0; i < 16; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", uuid[i]);
+    out += buf;
+  }
+  return out;
+}
+
+const char* backend_name(hal_backend backend) {
+  switch (backend) {
+    case HAL_BACKEND_CUDA:
+      return "cuda";
+    case HAL_BACKEND_VULKAN:
+      return "vulkan";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace
+
+std::string Report::json() const {
+  JsonWriter w;
+  w.begin_object();
+  w.field("tool", "hal-bench");
+  w.field("schema", 1);
+  char when[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  w.field("time_utc", when);
+  w.field("hal_version", hal_version());
+  w.key("config");
+  w.begin_object();
+  w.field("quick", quick_);
+  w.field("repetitions", reps_);
+  w.field("filter", filter_);
+  w.field("elapsed_s", elapsed_s_);
+  w.end_object();
+
+  const hal_device_info& d = device_.info;
+  w.key("device");
+  w.begin_object();
+  w.field("selector", device_.selector);
+  w.field("name", d.name);
+  w.field("backend", backend_name(d.backend));
+  w.field("backend_index", d.backend_index);
+  w.field("driver_name", d.driver_name);
+  w.field("driver_version", d.driver_version);
+  w.field("vendor_id", d.vendor_id);
+  w.field("device_id", d.device_id);
+  w.field("uuid", hex_uuid(d.uuid));
+  w.field("is_cpu", d.is_cpu != 0);
+  w.field("unified_memory", d.unified_memory != 0);
+  w.field("total_memory", d.total_memory);
+  w.field("compute_units", d.compute_units);
+  w.field("subgroup_size", d.subgroup_size);
+  w.field("features", d.features);
+  w.end_object();
+
+  w.key("figures");
+  w.begin_array();
+  for (const Figure& f : figures_) {
+    w.begin_object();
+    w.field("family", f.family);
+    w.field("name", f.name);
+    w.field("what", f.what);
+    w.field("unit", f.unit);
+    w.field("higher_is_better", f.higher_is_better);
+    w.key("params");
+    w.begin_object();
+    for (const auto& [k, v] : f.params) w.field(k, v);
+    w.end_object();
+    w.key("value");
+    write_stats(w, f.value);
+    w.key("baseline");
+    if (f.has_baseline) {
+      w.begin_object();
+      w.field("name", f.baseline_name);
+      w.key("stats");
+      write_stats(w, f.baseline);
+      w.end_object();
+      w.field("ratio", f.ratio());
+    } else {
+      w.begin_object();
+      w.field("missing", f.baseline_missing);
+      w.end_object();
+      w.key("ratio");
+      w.null();
+    }
+    if (f.target.present) {
+      w.key("target");
+      w.begin_object();
+      w.field("text", f.target.text);
+      w.field("ratio",
+              std::string(f.target.at_most ? "<= " : ">= ") + std::to_string(f.target.bound));
+      w.key("met");
+      if (f.has_baseline) {
+        w.value(f.target_met());
+      } else {
+        w.null();
+      }
+      if (f.has_baseline && !f.target_met()) {
+        // How far off: the ratio over the bound (> 1 means that much too slow or too few).
+        const double r = f.ratio();
+        w.field("missed_by", f.target.at_most ? r / f.target.bound : f.target.bound / r);
+        w.field("why", f.note);
+      }
+      w.end_object();
+    }
+    if (!f.note.empty() && !(f.target.present && f.has_baseline && !f.target_met())) {
+      w.field("note", f.note);
+    }
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("notes");
+  w.begin_array();
+  for (const std::string& n : notes_) w.value(n);
+  w.end_array();
+  w.key("errors");
+  w.begin_array();
+  for (const std::string& e : errors_) w.value(e);
+  w.end_array();
+  w.end_object();
+  return w.text() + "\n";
+}
+
+void Report::print_summary() const {
+  std::printf("\nTargets:\n");
+  bool any = false;
+  for (const Figure& f : figures_) {
+    if (!f.target.present) continue;
+    any = true;
+    if (!f.has_baseline) {
+      std::printf("  %-34s no baseline: %s\n", f.name.c_str(), f.baseline_missing.c_str());
+      continue;
+    }
+    std::printf("  %-34s ratio %.3f, target %s %.2f: %s\n", f.name.c_str(), f.ratio(),
+                f.target.at_most ? "<=" : ">=", f.target.bound, f.target_met() ? "met" : "MISSED");
+    if (!f.target_met() && !f.note.empty()) std::printf("      why: %s\n", f.note.c_str());
+  }
+  if (!any) std::printf("  (none measured)\n");
+}
+
+}  // namespace bench
