@@ -1,0 +1,235 @@
+// The shared parts of hal-cts: options, devices, the fixture and the helpers of cts.h.
+#include "cts.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+namespace cts {
+
+namespace {
+
+Options g_options;
+std::vector<Device> g_devices;
+std::mutex g_figures_mutex;
+std::vector<Figure> g_figures;
+
+}  // namespace
+
+const Options& options() {
+  return g_options;
+}
+void set_options(const Options& options) {
+  g_options = options;
+}
+
+const std::vector<Device>& devices() {
+  return g_devices;
+}
+void set_devices(std::vector<Device> devices) {
+  g_devices = std::move(devices);
+}
+
+std::vector<const Device*> device_params() {
+  std::vector<const Device*> out;
+  for (const Device& d : g_devices) out.push_back(&d);
+  return out;
+}
+
+void PrintTo(const Device* device, std::ostream* os) {
+  *os << device->label;
+}
+
+std::string device_name(const ::testing::TestParamInfo<const Device*>& info) {
+  return info.param->label;
+}
+
+const char* backend_name(hal_backend backend) {
+  switch (backend) {
+    case HAL_BACKEND_CUDA:
+      return "cuda";
+    case HAL_BACKEND_VULKAN:
+      return "vulkan";
+    default:
+      return "device";
+  }
+}
+
+std::string describe(hal_status status) {
+  return std::string(hal_status_string(status)) + ": " + hal_last_error();
+}
+
+void expect_status(hal_status expected, const char* api, hal_status got, const char* text,
+                   const char* file, int line) {
+  const std::string message = hal_last_error();
+  if (got != expected) {
+    ADD_FAILURE_AT(file, line) << text << " returned " << hal_status_string(got) << ", expected "
+                               << hal_status_string(expected) << " (last error: " << message << ")";
+    return;
+  }
+  if (message.empty()) {
+    ADD_FAILURE_AT(file, line) << text << " returned " << hal_status_string(got)
+                               << " but hal_last_error() is empty";
+  } else if (message.find(api) == std::string::npos) {
+    ADD_FAILURE_AT(file, line) << text << ": hal_last_error() does not name " << api << ": \""
+                               << message << "\"";
+  }
+}
+
+// ---- DeviceTest -------------------------------------------------------------------------------
+
+void DeviceTest::SetUp() {
+  const hal_status s = hal_stream_create(device(), &stream_);
+  ASSERT_EQ(s, HAL_SUCCESS) << "hal_stream_create -> " << describe(s);
+}
+
+void DeviceTest::TearDown() {
+  if (stream_ != nullptr) {
+    const hal_status s = hal_stream_destroy(stream_);
+    EXPECT_EQ(s, HAL_SUCCESS) << "hal_stream_destroy -> " << describe(s);
+    stream_ = nullptr;
+  }
+}
+
+hal_ir DeviceTest::pack_ir() const {
+  if (takes(HAL_IR_PTX)) return HAL_IR_PTX;
+  if (takes(HAL_IR_SPIRV)) return HAL_IR_SPIRV;
+  return HAL_IR_AUTO;
+}
+
+std::string DeviceTest::cannot_run(const std::string& name) const {
+  if (pack_ir() == HAL_IR_AUTO) {
+    return "The device accepts neither PTX nor SPIR-V, the two IRs of the kernel pack.";
+  }
+  const hal_kernel_info* k = hal_kernels_info(name.c_str());
+  if (k == nullptr) return "The kernel pack has no kernel named " + name + ".";
+  const uint64_t missing = k->required_features & ~info().features;
+  if ((missing & HAL_FEATURE_STORAGE_16BIT) != 0) {
+    return "The device lacks HAL_FEATURE_STORAGE_16BIT, which " + name +
+           " needs for its fp16 buffers.";
+  }
+  if (missing != 0) return "The device lacks a feature that " + name + " needs.";
+  return "";
+}
+
+void DeviceTest::expect_device_works(const std::string& after) {
+  SCOPED_TRACE("the device still runs a kernel correctly after " + after);
+  hal_stream s = nullptr;
+  const hal_status cs = hal_stream_create(device(), &s);
+  ASSERT_EQ(cs, HAL_SUCCESS) << "hal_stream_create -> " << describe(cs);
+  const uint32_t n = 1000;
+  Buffer y(device(), n * sizeof(float));
+  ASSERT_TRUE(y.ok()) << describe(y.status());
+  if (pack_ir() == HAL_IR_AUTO) {
+    // No kernel to run: a copy round trip is what can be checked.
+    const std::vector<uint8_t> in = pattern(n * sizeof(float), 5);
+    std::vector<uint8_t> out(in.size());
+    CTS_EXPECT_OK(hal_memcpy_htod(s, y.ptr, in.data(), in.size()));
+    CTS_EXPECT_OK(hal_memcpy_dtoh(s, out.data(), y.ptr, out.size()));
+    CTS_EXPECT_OK(hal_stream_synchronize(s));
+    EXPECT_EQ(first_difference(in.data(), out.data(), in.size()), -1);
+  } else {
+    {
+      Kernel k;
+      k.load(device(), "fill_f32", pack_ir());
+      if (k.function != nullptr) {
+        uint32_t count = n;
+        float value = 2.5f;
+        k.launch(s, 2, 1, 1, {&y.ptr, &count, &value});
+        std::vector<float> got(n, 0.0f);
+        CTS_EXPECT_OK(hal_memcpy_dtoh(s, got.data(), y.ptr, n * sizeof(float)));
+        CTS_EXPECT_OK(hal_stream_synchronize(s));
+        EXPECT_EQ(std::count(got.begin(), got.end(), value), static_cast<long>(n));
+      }
+    }
+  }
+  CTS_EXPECT_OK(hal_stream_destroy(s));
+}
+
+// ---- Buffer and Kernel ------------------------------------------------------------------------
+
+Buffer::Buffer(hal_device device, size_t bytes_in) : bytes(bytes_in), device_(device) {
+  status_ = hal_mem_alloc(device, bytes, &ptr);
+}
+
+Buffer::~Buffer() {
+  if (status_ == HAL_SUCCESS) hal_mem_free(device_, ptr);
+}
+
+Kernel::~Kernel() {
+  if (module != nullptr) hal_module_unload(module);
+}
+
+void Kernel::load(hal_device device, const std::string& name, hal_ir ir,
+                  const std::vector<hal_specialization>& specializations) {
+  const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), ir);
+  ASSERT_NE(blob, nullptr) << "the kernel pack has no " << name;
+  info = blob->kernel;
+  hal_module_options opts{};
+  opts.struct_size = sizeof opts;
+  opts.ir = ir;
+  opts.specialization_count = static_cast<uint32_t>(specializations.size());
+  opts.specializations = specializations.empty() ? nullptr : specializations.data();
+  hal_status s = hal_module_load(device, blob->data, blob->size, &opts, &module);
+  ASSERT_EQ(s, HAL_SUCCESS) << "hal_module_load(" << name << ") -> " << describe(s);
+  s = hal_module_get_function(module, blob->entry_point, &function);
+  ASSERT_EQ(s, HAL_SUCCESS) << "hal_module_get_function(" << name << ") -> " << describe(s);
+}
+
+void Kernel::launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
+                    std::vector<void*> args) const {
+  ASSERT_NE(function, nullptr);
+  hal_launch_config config{};
+  config.grid[0] = gx;
+  config.grid[1] = gy;
+  config.grid[2] = gz;
+  for (int i = 0; i < 3; ++i) config.block[i] = info->block[i];
+  const hal_status s = hal_launch(stream, function, &config, args.data());
+  ASSERT_EQ(s, HAL_SUCCESS) << "hal_launch(" << info->name << ") -> " << describe(s);
+}
+
+std::vector<uint8_t> pattern(size_t bytes, uint32_t seed) {
+  std::vector<uint8_t> out(bytes);
+  uint32_t x = seed * 2654435761u + 12345u;
+  for (size_t i = 0; i < bytes; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    out[i] = static_cast<uint8_t>(x >> 7);
+  }
+  return out;
+}
+
+long long first_difference(const uint8_t* a, const uint8_t* b, size_t bytes) {
+  if (std::memcmp(a, b, bytes) == 0) return -1;
+  for (size_t i = 0; i < bytes; ++i) {
+    if (a[i] != b[i]) return static_cast<long long>(i);
+  }
+  return -1;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+void record_figure(const Figure& figure) {
+  std::lock_guard<std::mutex> lock(g_figures_mutex);
+  g_figures.push_back(figure);
+}
+
+const std::vector<Figure>& figures() {
+  return g_figures;
+}
+
+}  // namespace cts

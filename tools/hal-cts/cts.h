@@ -1,0 +1,153 @@
+// What every test area of hal-cts shares: the run's options, the devices under test, the
+// per-device fixture, status checks that carry hal_last_error(), device buffers, loading a kernel
+// of the pack, and the perf figures a test records. Only libhal's public C API is used.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <hal/hal.h>
+#include <hal_kernels/hal_kernels.h>
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace cts {
+
+// ---- The run ----------------------------------------------------------------------------------
+
+struct Options {
+  bool quick = false;  // small shapes and few repetitions
+  bool perf = false;   // run the Perf area
+};
+const Options& options();
+void set_options(const Options& options);
+
+// One device under test.
+struct Device {
+  hal_device device = nullptr;
+  hal_device_info info{};
+  std::string label;  // "vulkan_0", "cuda_1": the test-name suffix ([A-Za-z0-9_] only)
+  std::string backend_name;
+};
+// The devices selected on the command line, in the order given. Filled before tests register.
+const std::vector<Device>& devices();
+void set_devices(std::vector<Device> devices);
+
+// gtest prints the parameter with this (the device label).
+void PrintTo(const Device* device, std::ostream* os);
+std::string device_name(const ::testing::TestParamInfo<const Device*>& info);
+
+// The parameter generator every area instantiates its fixture with.
+std::vector<const Device*> device_params();
+
+// "vulkan", "cuda" or "device" for an unknown backend.
+const char* backend_name(hal_backend backend);
+
+// ---- Status checks ----------------------------------------------------------------------------
+
+// "<status name>: <hal_last_error()>" for failure messages.
+std::string describe(hal_status status);
+
+#define CTS_ASSERT_OK(call)                                                                 \
+  do {                                                                                      \
+    const hal_status cts_status_ = (call);                                                  \
+    ASSERT_EQ(cts_status_, HAL_SUCCESS) << #call << " -> " << ::cts::describe(cts_status_); \
+  } while (0)
+#define CTS_EXPECT_OK(call)                                                                 \
+  do {                                                                                      \
+    const hal_status cts_status_ = (call);                                                  \
+    EXPECT_EQ(cts_status_, HAL_SUCCESS) << #call << " -> " << ::cts::describe(cts_status_); \
+  } while (0)
+
+// Expects |call| to fail with |expected| and hal_last_error() to be non-empty and to name the
+// call (|api|, e.g. "hal_mem_alloc").
+#define CTS_EXPECT_STATUS(expected, api, call) \
+  ::cts::expect_status((expected), (api), (call), #call, __FILE__, __LINE__)
+void expect_status(hal_status expected, const char* api, hal_status got, const char* text,
+                   const char* file, int line);
+
+// ---- The fixture ------------------------------------------------------------------------------
+
+// Every test is parameterised by the device; SetUp creates a stream on it.
+class DeviceTest : public ::testing::TestWithParam<const Device*> {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  const hal_device_info& info() const { return GetParam()->info; }
+  hal_device device() const { return GetParam()->device; }
+  bool takes(hal_ir ir) const { return (info().ir_mask & ir) != 0; }
+  // The IR the kernel pack is loaded in on this device: PTX where taken, else SPIR-V; or
+  // HAL_IR_AUTO when the device takes neither.
+  hal_ir pack_ir() const;
+  // Why kernel |name| cannot run here (no IR of the pack, a missing feature), or "".
+  std::string cannot_run(const std::string& name) const;
+  // Checks that the device still runs a kernel correctly (fill_f32 on a fresh buffer).
+  void expect_device_works(const std::string& after);
+
+  hal_stream stream_ = nullptr;
+};
+
+// ---- Helpers ----------------------------------------------------------------------------------
+
+// A device allocation freed by the destructor.
+class Buffer {
+ public:
+  Buffer(hal_device device, size_t bytes);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  bool ok() const { return status_ == HAL_SUCCESS; }
+  hal_status status() const { return status_; }
+  hal_deviceptr ptr = 0;
+  size_t bytes;
+
+ private:
+  hal_device device_;
+  hal_status status_;
+};
+
+// A loaded kernel of the pack; unloads itself.
+class Kernel {
+ public:
+  Kernel() = default;
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+  // Loads |name| in |ir| with optional specializations; fails the test on error.
+  void load(hal_device device, const std::string& name, hal_ir ir,
+            const std::vector<hal_specialization>& specializations = {});
+  // Launches with the manifest's block size; fails the test on error.
+  void launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
+              std::vector<void*> args) const;
+  const hal_kernel_info* info = nullptr;
+  hal_module module = nullptr;
+  hal_function function = nullptr;
+};
+
+// Deterministic bytes for copy checks.
+std::vector<uint8_t> pattern(size_t bytes, uint32_t seed);
+// The index of the first byte that differs, or -1 when equal.
+long long first_difference(const uint8_t* a, const uint8_t* b, size_t bytes);
+
+// Milliseconds since an arbitrary start (steady clock).
+double now_ms();
+// The median of |values| (0 for none).
+double median(std::vector<double> values);
+
+// ---- Perf figures -----------------------------------------------------------------------------
+
+struct Figure {
+  std::string device;  // label
+  std::string name;    // e.g. "copy_htod_bandwidth"
+  double value = 0;
+  std::string unit;  // "GB/s", "launches/s", "GFLOP/s"
+  uint32_t repetitions = 0;
+  double peak = -1;         // the device's theoretical peak in |unit|, or < 0 when not derivable
+  std::string peak_source;  // how the peak was derived, or why it is "n/a"
+  std::string detail;       // shape, size
+};
+void record_figure(const Figure& figure);
+const std::vector<Figure>& figures();
+
+}  // namespace cts

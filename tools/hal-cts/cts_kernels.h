@@ -1,0 +1,21 @@
+// Kernels of hal-cts itself, for checks the kernel pack cannot make: the pack's kernels all have a
+// fixed block size, so blocks at the device's limits need a kernel whose block size is chosen at
+// launch. Both write out[i] = i + 1 for every thread's linear index i below n (blocks and grids
+// of any shape, linearised x fastest).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cts {
+
+// SPIR-V 1.5, entry point "main"; its workgroup size is built of specialization constants, so
+// hal_launch sets the block. Parameters: out (storage buffer, set 0 binding 0), n (u32).
+extern const uint32_t kIndexSpirv[];
+extern const size_t kIndexSpirvBytes;
+// PTX (ISA 7.0, sm_50), entry point "cts_index", with no fixed block. Parameters: out (.u64), n
+// (.u32). NUL-terminated; the size excludes the NUL.
+extern const char kIndexPtx[];
+extern const size_t kIndexPtxBytes;
+
+}  // namespace cts

@@ -1,0 +1,360 @@
+// Progress, classification, the summary and perf tables, and the JSON report.
+#include "report.h"
+
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "cts.h"
+#include "json_writer.h"
+
+namespace cts {
+
+namespace {
+
+const Device* find_device(const std::string& label) {
+  for (const Device& d : devices()) {
+    if (d.label == label) return &d;
+  }
+  return nullptr;
+}
+
+std::string hex(uint32_t value) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%04x", value);
+  return buf;
+}
+
+std::string version_string(uint32_t v) {
+  return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xFF) + "." +
+         std::to_string(v & 0xFF);
+}
+
+std::string ir_names(uint32_t mask) {
+  std::string out;
+  const std::pair<uint32_t, const char*> irs[] = {{HAL_IR_PTX, "ptx"},
+                                                  {HAL_IR_SPIRV, "spirv"},
+                                                  {HAL_IR_CUBIN, "cubin"},
+                                                  {HAL_IR_FATBIN, "fatbin"}};
+  for (const auto& [bit, name] : irs) {
+    if ((mask & bit) != 0) out += std::string(out.empty() ? "" : ",") + name;
+  }
+  return out;
+}
+
+void write_device(JsonWriter& j, const Device& d) {
+  const hal_device_info& i = d.info;
+  j.begin_object();
+  j.field("label", d.label);
+  j.field("backend", d.backend_name);
+  j.field_int("backend_index", i.backend_index);
+  j.field_int("global_index", i.global_index);
+  j.field("name", std::string(i.name));
+  j.field("driver_name", std::string(i.driver_name));
+  j.field_int("driver_version", i.driver_version);
+  j.field("vendor_id", hex(i.vendor_id));
+  j.field("device_id", hex(i.device_id));
+  std::string uuid;
+  for (uint8_t b : i.uuid) {
+    char buf[4];
+    std::snprintf(buf, sizeof buf, "%02x", b);
+    uuid += buf;
+  }
+  j.field("uuid", uuid);
+  j.key("ir").begin_array();
+  const std::pair<uint32_t, const char*> irs[] = {{HAL_IR_PTX, "ptx"},
+                                                  {HAL_IR_SPIRV, "spirv"},
+                                                  {HAL_IR_CUBIN, "cubin"},
+                                                  {HAL_IR_FATBIN, "fatbin"}};
+  for (const auto& [bit, name] : irs) {
+    if ((i.ir_mask & bit) != 0) j.string(name);
+  }
+  j.end_array();
+  j.field_int("total_memory", static_cast<int64_t>(i.total_memory));
+  j.field_int("max_allocation_size", static_cast<int64_t>(i.max_allocation_size));
+  j.field_int("max_threads_per_block", i.max_threads_per_block);
+  j.key("max_block_dim").begin_array();
+  for (uint32_t v : i.max_block_dim) j.integer(v);
+  j.end_array();
+  j.key("max_grid_dim").begin_array();
+  for (uint32_t v : i.max_grid_dim) j.integer(v);
+  j.end_array();
+  j.field_int("max_shared_memory_per_block", i.max_shared_memory_per_block);
+  j.field_int("subgroup_size", i.subgroup_size);
+  j.field_int("compute_units", i.compute_units);
+  j.field_int("pointer_alignment", i.pointer_alignment);
+  j.field_bool("is_cpu", i.is_cpu != 0);
+  j.field_bool("unified_memory", i.unified_memory != 0);
+  j.field("compute_capability", std::to_string(i.compute_capability_major) + "." +
+                                    std::to_string(i.compute_capability_minor));
+  j.key("features").begin_array();
+  const std::pair<uint64_t, const char*> features[] = {
+      {HAL_FEATURE_FLOAT16, "float16"},
+      {HAL_FEATURE_INT8, "int8"},
+      {HAL_FEATURE_STORAGE_16BIT, "storage_16bit"},
+      {HAL_FEATURE_STORAGE_8BIT, "storage_8bit"},
+      {HAL_FEATURE_BUFFER_DEVICE_ADDRESS, "buffer_device_address"},
+      {HAL_FEATURE_TIMELINE_SEMAPHORE, "timeline_semaphore"},
+      {HAL_FEATURE_SUBGROUP_SIZE_CONTROL, "subgroup_size_control"},
+      {HAL_FEATURE_COOPERATIVE_MATRIX, "cooperative_matrix"},
+      {HAL_FEATURE_TIMESTAMPS, "timestamps"}};
+  for (const auto& [bit, name] : features) {
+    if ((i.features & bit) != 0) j.string(name);
+  }
+  j.end_array();
+  j.end_object();
+}
+
+}  // namespace
+
+const char* outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPassed:
+      return "passed";
+    case Outcome::kFailed:
+      return "failed";
+    case Outcome::kSkipped:
+      return "skipped";
+    case Outcome::kKnownFailure:
+      return "known-failure";
+    case Outcome::kUnexpectedPass:
+      return "unexpected-pass";
+  }
+  return "unknown";
+}
+
+void Recorder::OnTestProgramStart(const ::testing::UnitTest& unit_test) {
+  total_ = unit_test.test_to_run_count();
+  std::fprintf(out_, "hal-cts: %d tests on %zu device(s)\n", total_, devices().size());
+  for (const Device& d : devices()) {
+    std::fprintf(out_, "  %-10s %s (%s, driver %s, IR %s)\n", d.label.c_str(), d.info.name,
+                 d.backend_name.c_str(), d.info.driver_name, ir_names(d.info.ir_mask).c_str());
+  }
+  std::fflush(out_);
+}
+
+void Recorder::OnTestStart(const ::testing::TestInfo& info) {
+  message_.clear();
+  skip_message_.clear();
+  started_ms_ = now_ms();
+  std::string name = info.name();
+  std::fprintf(out_, "[%3d/%d, %d left] %-10s %s ...", done_ + 1, total_, total_ - done_ - 1,
+               info.test_suite_name(), name.c_str());
+  std::fflush(out_);
+}
+
+void Recorder::OnTestPartResult(const ::testing::TestPartResult& result) {
+  if (result.skipped()) {
+    skip_message_ += result.message();
+    return;
+  }
+  if (!result.failed()) return;
+  std::string where;
+  if (result.file_name() != nullptr) {
+    std::string file = result.file_name();
+    const size_t slash = file.find_last_of('/');
+    if (slash != std::string::npos) file = file.substr(slash + 1);
+    where = file + ":" + std::to_string(result.line_number()) + ": ";
+  }
+  if (!message_.empty()) message_ += "\n";
+  message_ += where + result.message();
+}
+
+void Recorder::OnTestEnd(const ::testing::TestInfo& info) {
+  ++done_;
+  TestRecord r;
+  r.area = info.test_suite_name();
+  const std::string full = info.name();
+  const size_t slash = full.find_last_of('/');
+  r.test = slash == std::string::npos ? full : full.substr(0, slash);
+  r.device = info.value_param() != nullptr ? info.value_param() : "";
+  r.name = r.area + "." + full;
+  r.time_ms = now_ms() - started_ms_;
+  const ::testing::TestResult* result = info.result();
+  const Device* device = find_device(r.device);
+  const KnownFailure* known =
+      device != nullptr ? known_.match(r.area + "." + r.test, *device) : nullptr;
+  if (result->Skipped()) {
+    r.outcome = Outcome::kSkipped;
+    r.message = skip_message_;
+  } else if (result->Failed()) {
+    r.outcome = known != nullptr ? Outcome::kKnownFailure : Outcome::kFailed;
+    r.message = message_;
+  } else {
+    r.outcome = known != nullptr ? Outcome::kUnexpectedPass : Outcome::kPassed;
+  }
+  if (known != nullptr) r.known_reason = known->reason;
+
+  std::fprintf(out_, " %s (%.0f ms)\n", outcome_name(r.outcome), r.time_ms);
+  if (r.outcome == Outcome::kSkipped && !r.message.empty()) {
+    std::fprintf(out_, "    skipped: %s\n", r.message.c_str());
+  } else if (r.outcome == Outcome::kFailed || r.outcome == Outcome::kKnownFailure) {
+    if (known != nullptr) std::fprintf(out_, "    known failure: %s\n", known->reason.c_str());
+    std::string indented = "    " + r.message;
+    for (size_t p = 0; (p = indented.find('\n', p)) != std::string::npos; p += 5) {
+      indented.replace(p, 1, "\n    ");
+    }
+    std::fprintf(out_, "%s\n", indented.c_str());
+  } else if (r.outcome == Outcome::kUnexpectedPass) {
+    std::fprintf(out_, "    unexpected pass: listed as a known failure (%s); remove the entry\n",
+                 known->reason.c_str());
+  }
+  std::fflush(out_);
+  records_.push_back(std::move(r));
+}
+
+int Recorder::failures() const {
+  int n = 0;
+  for (const TestRecord& r : records_) n += r.outcome == Outcome::kFailed;
+  return n;
+}
+
+void Recorder::print_summary(double total_ms) const {
+  struct Row {
+    int passed = 0, failed = 0, known = 0, skipped = 0;
+    double ms = 0;
+  };
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, Row> rows;
+  Row total;
+  for (const TestRecord& r : records_) {
+    const auto key = std::make_pair(r.area, r.device);
+    if (rows.find(key) == rows.end()) order.push_back(key);
+    Row& row = rows[key];
+    for (Row* x : {&row, &total}) {
+      x->passed += r.outcome == Outcome::kPassed || r.outcome == Outcome::kUnexpectedPass;
+      x->failed += r.outcome == Outcome::kFailed;
+      x->known += r.outcome == Outcome::kKnownFailure;
+      x->skipped += r.outcome == Outcome::kSkipped;
+      x->ms += r.time_ms;
+    }
+  }
+  std::fprintf(out_, "\nSummary\n");
+  std::fprintf(out_, "%-12s %-10s %7s %7s %7s %8s %10s\n", "area", "device", "passed", "failed",
+               "known", "skipped", "time (s)");
+  for (const auto& key : order) {
+    const Row& row = rows.at(key);
+    std::fprintf(out_, "%-12s %-10s %7d %7d %7d %8d %10.2f\n", key.first.c_str(),
+                 key.second.c_str(), row.passed, row.failed, row.known, row.skipped,
+                 row.ms / 1000.0);
+  }
+  std::fprintf(out_, "%-12s %-10s %7d %7d %7d %8d %10.2f\n", "total", "", total.passed,
+               total.failed, total.known, total.skipped, total_ms / 1000.0);
+  for (const TestRecord& r : records_) {
+    if (r.outcome == Outcome::kFailed) std::fprintf(out_, "FAILED          %s\n", r.name.c_str());
+  }
+  for (const TestRecord& r : records_) {
+    if (r.outcome == Outcome::kKnownFailure) {
+      std::fprintf(out_, "KNOWN FAILURE   %s: %s\n", r.name.c_str(), r.known_reason.c_str());
+    }
+  }
+  for (const TestRecord& r : records_) {
+    if (r.outcome == Outcome::kUnexpectedPass) {
+      std::fprintf(out_, "UNEXPECTED PASS %s (listed: %s)\n", r.name.c_str(),
+                   r.known_reason.c_str());
+    }
+  }
+  std::fprintf(out_, "%s: %d failed, %d known failure(s), %d passed, %d skipped\n",
+               total.failed == 0 ? "PASS" : "FAIL", total.failed, total.known, total.passed,
+               total.skipped);
+  std::fflush(out_);
+}
+
+void Recorder::print_perf() const {
+  std::fprintf(out_, "\nPerformance (median of repetitions)\n");
+  std::fprintf(out_, "%-10s %-28s %14s %-11s %14s %7s  %s\n", "device", "figure", "value", "unit",
+               "peak", "%peak", "detail");
+  for (const Figure& f : figures()) {
+    char peak[32] = "n/a", share[16] = "n/a";
+    if (f.peak > 0) {
+      std::snprintf(peak, sizeof peak, "%.1f", f.peak);
+      std::snprintf(share, sizeof share, "%.1f", 100.0 * f.value / f.peak);
+    }
+    std::fprintf(out_, "%-10s %-28s %14.3f %-11s %14s %7s  %s\n", f.device.c_str(), f.name.c_str(),
+                 f.value, f.unit.c_str(), peak, share, f.detail.c_str());
+  }
+  std::set<std::string> sources;
+  for (const Figure& f : figures()) {
+    if (!f.peak_source.empty()) sources.insert(f.peak_source);
+  }
+  for (const std::string& s : sources) std::fprintf(out_, "  peak: %s\n", s.c_str());
+  std::fflush(out_);
+}
+
+std::string Recorder::json(const std::string& command_line, double total_ms) const {
+  JsonWriter j;
+  j.begin_object();
+  j.field_int("schema_version", 1);
+  j.key("hal").begin_object();
+  j.field("library_version", version_string(hal_version()));
+  j.field("header_version", version_string(HAL_VERSION));
+  j.end_object();
+  j.field("command_line", command_line);
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  j.field("finished_at", std::string(stamp));
+  j.key("options").begin_object();
+  j.field_bool("quick", options().quick);
+  j.field_bool("perf", options().perf);
+  j.end_object();
+  j.field("known_failures_source", known_.source());
+  j.key("devices").begin_array();
+  for (const Device& d : devices()) write_device(j, d);
+  j.end_array();
+
+  int counts[5] = {0, 0, 0, 0, 0};
+  j.key("tests").begin_array();
+  for (const TestRecord& r : records_) {
+    ++counts[static_cast<int>(r.outcome)];
+    j.begin_object();
+    j.field("name", r.name);
+    j.field("area", r.area);
+    j.field("test", r.test);
+    j.field("device", r.device);
+    j.field("result", outcome_name(r.outcome));
+    j.field("time_ms", std::round(r.time_ms * 1000.0) / 1000.0);
+    j.field("message", r.message);
+    if (!r.known_reason.empty()) j.field("known_failure_reason", r.known_reason);
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("perf").begin_array();
+  for (const Figure& f : figures()) {
+    j.begin_object();
+    j.field("device", f.device);
+    j.field("name", f.name);
+    j.field("value", f.value);
+    j.field("unit", f.unit);
+    j.field_int("repetitions", f.repetitions);
+    if (f.peak > 0) {
+      j.field("peak", f.peak);
+    } else {
+      j.key("peak").null();
+    }
+    j.field("peak_source", f.peak_source);
+    j.field("detail", f.detail);
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("summary").begin_object();
+  j.field_int("passed", counts[static_cast<int>(Outcome::kPassed)] +
+                            counts[static_cast<int>(Outcome::kUnexpectedPass)]);
+  j.field_int("failed", counts[static_cast<int>(Outcome::kFailed)]);
+  j.field_int("known_failures", counts[static_cast<int>(Outcome::kKnownFailure)]);
+  j.field_int("unexpected_passes", counts[static_cast<int>(Outcome::kUnexpectedPass)]);
+  j.field_int("skipped", counts[static_cast<int>(Outcome::kSkipped)]);
+  j.field_int("total", static_cast<int64_t>(records_.size()));
+  j.field("time_s", std::round(total_ms) / 1000.0);
+  j.field_bool("ok", counts[static_cast<int>(Outcome::kFailed)] == 0);
+  j.end_object();
+  j.end_object();
+  return j.text();
+}
+
+}  // namespace cts

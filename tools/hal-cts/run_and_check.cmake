@@ -1,0 +1,52 @@
+# Runs hal-cts --quick on one device with a JSON report, then checks the report: it parses (with
+# python3 -m json.tool where Python is found, and with CMake's JSON reader), names the device and
+# holds every test with a valid result. Exits 0 with "hal-cts: skipped: no device" when the
+# device does not exist (ctest's SKIP_REGULAR_EXPRESSION).
+#   cmake -DHAL_CTS=<hal-cts> -DDEVICE=<selector> -DREPORT=<file> [-DPYTHON=<python3>] -P this
+file(REMOVE ${REPORT})
+execute_process(COMMAND ${HAL_CTS} --device ${DEVICE} --quick --json ${REPORT}
+                RESULT_VARIABLE rc)
+if(rc EQUAL 77)
+  message("hal-cts: skipped: no device matches ${DEVICE}")
+  return()
+endif()
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "hal-cts --device ${DEVICE} --quick failed (exit status ${rc})")
+endif()
+if(NOT EXISTS ${REPORT})
+  message(FATAL_ERROR "hal-cts wrote no report at ${REPORT}")
+endif()
+
+if(PYTHON)
+  execute_process(COMMAND ${PYTHON} -m json.tool ${REPORT} OUTPUT_QUIET
+                  RESULT_VARIABLE py_rc ERROR_VARIABLE py_err)
+  if(NOT py_rc EQUAL 0)
+    message(FATAL_ERROR "the report does not parse as JSON: ${py_err}")
+  endif()
+endif()
+
+file(READ ${REPORT} json)
+string(JSON version ERROR_VARIABLE err GET "${json}" hal library_version)
+if(err)
+  message(FATAL_ERROR "the report has no hal.library_version: ${err}")
+endif()
+string(JSON ndevices LENGTH "${json}" devices)
+string(JSON ntests LENGTH "${json}" tests)
+if(ndevices LESS 1 OR ntests LESS 1)
+  message(FATAL_ERROR "the report holds ${ndevices} device(s) and ${ntests} test(s)")
+endif()
+math(EXPR last "${ntests} - 1")
+foreach(i RANGE ${last})
+  string(JSON name GET "${json}" tests ${i} name)
+  string(JSON result GET "${json}" tests ${i} result)
+  string(JSON ms GET "${json}" tests ${i} time_ms)
+  string(JSON text GET "${json}" tests ${i} message)
+  if(NOT result MATCHES "^(passed|failed|skipped|known-failure|unexpected-pass)$")
+    message(FATAL_ERROR "test ${name} has the result '${result}'")
+  endif()
+endforeach()
+string(JSON failed GET "${json}" summary failed)
+if(NOT failed EQUAL 0)
+  message(FATAL_ERROR "the report counts ${failed} failed test(s)")
+endif()
+message("report ${REPORT}: hal ${version}, ${ntests} tests, valid JSON")

@@ -1,0 +1,131 @@
+// Area DeviceInfo: the device's limits are present and consistent, it is found again through its
+// selectors, and every IR it claims to accept really loads (while the others are refused).
+#include <string>
+
+#include "cts.h"
+
+namespace cts {
+namespace {
+
+class DeviceInfo : public DeviceTest {};
+
+bool power_of_two(uint64_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
+
+TEST_P(DeviceInfo, LimitsPresentAndConsistent) {
+  const hal_device_info& i = info();
+  EXPECT_NE(std::string(i.name), "") << "the device has no name";
+  EXPECT_NE(std::string(i.driver_name), "") << "the driver has no name";
+  EXPECT_NE(i.ir_mask, 0u) << "the device accepts no IR";
+  EXPECT_EQ(i.ir_mask & ~uint32_t{HAL_IR_PTX | HAL_IR_SPIRV | HAL_IR_CUBIN | HAL_IR_FATBIN}, 0u)
+      << "ir_mask has bits that are no hal_ir";
+  EXPECT_GT(i.total_memory, 0u);
+  EXPECT_GT(i.max_allocation_size, 0u);
+  if (!i.unified_memory) {
+    EXPECT_LE(i.max_allocation_size, i.total_memory)
+        << "one allocation cannot be larger than the device's memory";
+  }
+  EXPECT_GT(i.max_threads_per_block, 0u);
+  uint64_t block_volume = 1;
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_GT(i.max_block_dim[d], 0u) << "max_block_dim[" << d << "]";
+    EXPECT_LE(i.max_block_dim[d], i.max_threads_per_block) << "max_block_dim[" << d << "]";
+    EXPECT_GT(i.max_grid_dim[d], 0u) << "max_grid_dim[" << d << "]";
+    block_volume *= i.max_block_dim[d];
+  }
+  EXPECT_GE(block_volume, i.max_threads_per_block);
+  EXPECT_GE(i.max_shared_memory_per_block, 16384u)
+      << "both CUDA and Vulkan promise at least 16 KiB of shared memory per block";
+  EXPECT_TRUE(power_of_two(i.subgroup_size)) << "subgroup_size " << i.subgroup_size;
+  EXPECT_LE(i.subgroup_size, i.max_threads_per_block);
+  EXPECT_TRUE(power_of_two(i.pointer_alignment)) << "pointer_alignment " << i.pointer_alignment;
+  EXPECT_LE(i.pointer_alignment, 256u) << "allocations are aligned to 256 bytes, so every base "
+                                          "address must satisfy pointer_alignment";
+  switch (i.backend) {
+    case HAL_BACKEND_CUDA:
+      EXPECT_NE(i.ir_mask & HAL_IR_PTX, 0u) << "a CUDA device accepts PTX";
+      EXPECT_GT(i.compute_capability_major, 0u);
+      EXPECT_EQ(i.subgroup_size, 32u) << "the warp size";
+      EXPECT_EQ(i.vendor_id, 0x10deu) << "NVIDIA's PCI vendor id";
+      break;
+    case HAL_BACKEND_VULKAN:
+      EXPECT_NE(i.ir_mask & HAL_IR_SPIRV, 0u) << "a Vulkan device accepts SPIR-V";
+      EXPECT_EQ(i.compute_capability_major, 0u) << "compute capability is CUDA only";
+      EXPECT_GE(i.max_threads_per_block, 128u) << "Vulkan promises 128 invocations";
+      break;
+    default:
+      break;
+  }
+  if (i.is_cpu) {
+    EXPECT_TRUE(i.unified_memory) << "a CPU device's memory is host memory";
+  }
+}
+
+TEST_P(DeviceInfo, FoundAgainBySelector) {
+  hal_device again = nullptr;
+  CTS_ASSERT_OK(hal_device_get(info().global_index, &again));
+  EXPECT_EQ(again, device()) << "hal_device_get(global_index)";
+  const std::string selector =
+      std::string(backend_name(info().backend)) + ":" + std::to_string(info().backend_index);
+  if (info().backend != HAL_BACKEND_UNKNOWN) {
+    again = nullptr;
+    CTS_ASSERT_OK(hal_device_find(selector.c_str(), &again));
+    EXPECT_EQ(again, device()) << "hal_device_find(\"" << selector << "\")";
+  }
+  again = nullptr;
+  const std::string global = std::to_string(info().global_index);
+  CTS_ASSERT_OK(hal_device_find(global.c_str(), &again));
+  EXPECT_EQ(again, device()) << "hal_device_find(\"" << global << "\")";
+  hal_device_info second{};
+  second.struct_size = sizeof second;
+  CTS_ASSERT_OK(hal_device_get_info(device(), &second));
+  EXPECT_EQ(std::string(second.name), std::string(info().name)) << "the info is stable";
+  EXPECT_EQ(second.total_memory, info().total_memory);
+}
+
+TEST_P(DeviceInfo, StructSizeChecked) {
+  hal_device_info small{};
+  small.struct_size = 4;
+  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_device_get_info",
+                    hal_device_get_info(device(), &small));
+  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_device_get_info",
+                    hal_device_get_info(device(), nullptr));
+  EXPECT_EQ(hal_version(), uint32_t{HAL_VERSION}) << "the library and the header disagree";
+}
+
+// Every IR in ir_mask loads a real module; every other IR the pack has is refused as
+// HAL_ERROR_NOT_SUPPORTED.
+TEST_P(DeviceInfo, AcceptedIrsLoad) {
+  const std::pair<hal_ir, const char*> pack[] = {{HAL_IR_PTX, "PTX"}, {HAL_IR_SPIRV, "SPIR-V"}};
+  for (const auto& [ir, name] : pack) {
+    SCOPED_TRACE(name);
+    const hal_kernel_blob* blob = hal_kernels_find("fill_f32", ir);
+    ASSERT_NE(blob, nullptr);
+    hal_module module = nullptr;
+    const hal_status s = hal_module_load(device(), blob->data, blob->size, nullptr, &module);
+    if (takes(ir)) {
+      ASSERT_EQ(s, HAL_SUCCESS) << "the device claims " << name << ": " << describe(s);
+      hal_function f = nullptr;
+      CTS_EXPECT_OK(hal_module_get_function(module, "fill_f32", &f));
+      CTS_EXPECT_OK(hal_module_unload(module));
+    } else {
+      EXPECT_EQ(s, HAL_ERROR_NOT_SUPPORTED)
+          << "the device does not claim " << name << ": " << describe(s);
+      if (s == HAL_SUCCESS) hal_module_unload(module);
+    }
+  }
+}
+
+TEST_P(DeviceInfo, BinaryIrsClaimed) {
+  if ((info().ir_mask & (HAL_IR_CUBIN | HAL_IR_FATBIN)) == 0) {
+    GTEST_SKIP() << "The device does not accept cubin or fatbin, so there is nothing to check.";
+  }
+  GTEST_SKIP() << "The device accepts cubin or fatbin, but the kernel pack ships PTX and SPIR-V "
+                  "only; load a binary built for this device by hand to check it.";
+}
+
+INSTANTIATE_TEST_SUITE_P(, DeviceInfo, ::testing::ValuesIn(device_params()), device_name);
+
+}  // namespace
+}  // namespace cts

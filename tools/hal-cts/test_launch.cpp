@@ -1,0 +1,276 @@
+// Area Launch: grids at the device's limits run (and one beyond is refused), the block size
+// rules, shared memory limits, and the validation of every argument.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cts.h"
+#include "cts_kernels.h"
+
+namespace cts {
+namespace {
+
+class Launch : public DeviceTest {
+ protected:
+  void SetUp() override {
+    DeviceTest::SetUp();
+    if (HasFatalFailure()) return;
+    if (pack_ir() == HAL_IR_AUTO) GTEST_SKIP() << cannot_run("fill_f32");
+    ASSERT_NO_FATAL_FAILURE(fill_.load(device(), "fill_f32", pack_ir()));
+  }
+  hal_launch_config config(uint32_t gx, uint32_t gy, uint32_t gz) const {
+    hal_launch_config c{};
+    c.grid[0] = gx;
+    c.grid[1] = gy;
+    c.grid[2] = gz;
+    for (int i = 0; i < 3; ++i) c.block[i] = fill_.info->block[i];
+    return c;
+  }
+  Kernel fill_;
+};
+
+// fill_f32 is a grid-stride loop over x; y and z repeat the same work. Each grid is checked by
+// the values it wrote.
+TEST_P(Launch, GridAtDeviceLimits) {
+  const uint32_t n = 100000;
+  Buffer y(device(), n * 4);
+  ASSERT_TRUE(y.ok());
+  // The quick run launches at most 4096 blocks per axis (a grid at a limit of 65535 takes tens of
+  // seconds on a CPU device); the full run launches every limit itself.
+  const uint32_t cap = options().quick ? 4096 : UINT32_MAX;
+  float value = 1.0f;
+  for (int axis = 0; axis < 3; ++axis) {
+    const uint32_t limit = info().max_grid_dim[axis];
+    SCOPED_TRACE("axis " + std::to_string(axis) + " at its limit " + std::to_string(limit));
+    uint32_t g[3] = {1, 1, 1};
+    g[axis] = std::min(limit, cap);
+    {
+      value += 1.0f;
+      uint32_t count = n;
+      CTS_ASSERT_OK(hal_memset_d32(stream_, y.ptr, 0, n));
+      void* args[] = {&y.ptr, &count, &value};
+      const hal_launch_config c = config(g[0], g[1], g[2]);
+      CTS_ASSERT_OK(hal_launch(stream_, fill_.function, &c, args));
+      std::vector<float> got(n);
+      CTS_ASSERT_OK(hal_memcpy_dtoh(stream_, got.data(), y.ptr, size_t{n} * 4));
+      CTS_ASSERT_OK(hal_stream_synchronize(stream_));
+      EXPECT_EQ(std::count(got.begin(), got.end(), value), static_cast<long>(n));
+    }
+    // One beyond the limit is refused before any driver sees it.
+    if (limit != UINT32_MAX) {
+      g[axis] = limit + 1;
+      uint32_t count = n;
+      void* args[] = {&y.ptr, &count, &value};
+      const hal_launch_config c = config(g[0], g[1], g[2]);
+      CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                        hal_launch(stream_, fill_.function, &c, args));
+    }
+    g[axis] = 0;
+    uint32_t count = n;
+    void* args[] = {&y.ptr, &count, &value};
+    const hal_launch_config zero = config(g[0], g[1], g[2]);
+    CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                      hal_launch(stream_, fill_.function, &zero, args));
+  }
+  expect_device_works("launches at and beyond the grid limits");
+}
+
+TEST_P(Launch, BlockRules) {
+  Buffer y(device(), 4096);
+  ASSERT_TRUE(y.ok());
+  uint32_t n = 1024;
+  float value = 3.0f;
+  void* args[] = {&y.ptr, &n, &value};
+  hal_function_info fi{};
+  fi.struct_size = sizeof fi;
+  CTS_ASSERT_OK(hal_function_get_info(fill_.function, &fi));
+  EXPECT_LE(fi.max_threads_per_block, info().max_threads_per_block);
+  // The kernel's own block, given explicitly; and {0,0,0} where the kernel has a fixed block.
+  hal_launch_config c = config(4, 1, 1);
+  CTS_EXPECT_OK(hal_launch(stream_, fill_.function, &c, args));
+  if (fi.block[0] != 0) {
+    c.block[0] = c.block[1] = c.block[2] = 0;
+    CTS_EXPECT_OK(hal_launch(stream_, fill_.function, &c, args));
+    // Any other block size is refused for a kernel with a fixed block.
+    c.block[0] = fi.block[0] / 2;
+    c.block[1] = 1;
+    c.block[2] = 1;
+    CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                      hal_launch(stream_, fill_.function, &c, args));
+  }
+  // Beyond the device's block limits, in each dimension and in total.
+  for (int axis = 0; axis < 3; ++axis) {
+    c.block[0] = c.block[1] = c.block[2] = 1;
+    c.block[axis] = info().max_block_dim[axis] + 1;
+    CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                      hal_launch(stream_, fill_.function, &c, args));
+  }
+  c.block[0] = info().max_block_dim[0];
+  c.block[1] = info().max_threads_per_block / info().max_block_dim[0] + 1;
+  c.block[2] = 1;
+  if (c.block[1] <= info().max_block_dim[1]) {
+    CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                      hal_launch(stream_, fill_.function, &c, args));
+  }
+  c.block[0] = 0;
+  c.block[1] = 1;
+  CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                    hal_launch(stream_, fill_.function, &c, args));
+  CTS_EXPECT_OK(hal_stream_synchronize(stream_));
+  std::vector<float> got(n);
+  CTS_EXPECT_OK(hal_memcpy_dtoh(stream_, got.data(), y.ptr, size_t{n} * 4));
+  CTS_EXPECT_OK(hal_stream_synchronize(stream_));
+  EXPECT_EQ(std::count(got.begin(), got.end(), value), static_cast<long>(n));
+}
+
+// Blocks at the device's limits, in each dimension and in volume, through a kernel whose block is
+// chosen at launch (cts_kernels.h); one beyond each limit is refused.
+TEST_P(Launch, BlockAtDeviceLimits) {
+  const bool spirv = pack_ir() == HAL_IR_SPIRV;
+  hal_module module = nullptr;
+  if (spirv) {
+    CTS_ASSERT_OK(hal_module_load(device(), kIndexSpirv, kIndexSpirvBytes, nullptr, &module));
+  } else {
+    CTS_ASSERT_OK(hal_module_load(device(), kIndexPtx, kIndexPtxBytes, nullptr, &module));
+  }
+  hal_function f = nullptr;
+  CTS_ASSERT_OK(hal_module_get_function(module, spirv ? "main" : "cts_index", &f));
+  hal_function_info fi{};
+  fi.struct_size = sizeof fi;
+  CTS_ASSERT_OK(hal_function_get_info(f, &fi));
+  EXPECT_EQ(fi.block[0], 0u) << "the kernel's block is chosen at launch";
+  uint32_t limit = info().max_threads_per_block;
+  if (fi.max_threads_per_block != 0) limit = std::min(limit, fi.max_threads_per_block);
+  const uint32_t grid[3] = {3, 2, 1};
+  const uint32_t blocks_in_grid = grid[0] * grid[1] * grid[2];
+  const size_t most = size_t{limit} * blocks_in_grid;
+  Buffer out(device(), (most + 1) * 4);
+  ASSERT_TRUE(out.ok()) << describe(out.status());
+
+  struct Shape {
+    uint32_t x, y, z;
+  };
+  std::vector<Shape> shapes = {{std::min(info().max_block_dim[0], limit), 1, 1},
+                               {1, std::min(info().max_block_dim[1], limit), 1},
+                               {1, 1, std::min(info().max_block_dim[2], limit)}};
+  // The whole volume over three dimensions, where the limit splits that way.
+  if (limit % 4 == 0 && limit / 4 <= info().max_block_dim[0] && info().max_block_dim[1] >= 2 &&
+      info().max_block_dim[2] >= 2) {
+    shapes.push_back({limit / 4, 2, 2});
+  }
+  for (const Shape& b : shapes) {
+    const std::string what = "block {" + std::to_string(b.x) + "," + std::to_string(b.y) + "," +
+                             std::to_string(b.z) + "}";
+    SCOPED_TRACE(what);
+    uint32_t n = b.x * b.y * b.z * blocks_in_grid;
+    CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0, most + 1));
+    void* args[] = {&out.ptr, &n};
+    const hal_launch_config c = {{grid[0], grid[1], grid[2]}, {b.x, b.y, b.z}, 0};
+    CTS_ASSERT_OK(hal_launch(stream_, f, &c, args));
+    std::vector<uint32_t> got(n + 1);
+    CTS_ASSERT_OK(hal_memcpy_dtoh(stream_, got.data(), out.ptr, got.size() * 4));
+    CTS_ASSERT_OK(hal_stream_synchronize(stream_));
+    size_t wrong = 0, first = n;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (got[i] != i + 1) {
+        if (wrong++ == 0) first = i;
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << what << ": " << wrong << " of " << n
+                         << " threads wrote the wrong value, the first at " << first;
+    EXPECT_EQ(got[n], 0u) << what << ": written past the last thread";
+  }
+  uint32_t n = 1;
+  void* args[] = {&out.ptr, &n};
+  for (int axis = 0; axis < 3; ++axis) {
+    hal_launch_config c = {{1, 1, 1}, {1, 1, 1}, 0};
+    c.block[axis] = info().max_block_dim[axis] + 1;
+    CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch", hal_launch(stream_, f, &c, args));
+  }
+  if (limit < info().max_block_dim[0] * 2 && info().max_block_dim[1] >= 2) {
+    const hal_launch_config c = {{1, 1, 1}, {std::min(limit, info().max_block_dim[0]), 2, 1}, 0};
+    if (c.block[0] * 2 > limit) {
+      CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch", hal_launch(stream_, f, &c, args));
+    }
+  }
+  const hal_launch_config zero = {{1, 1, 1}, {0, 0, 0}, 0};
+  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_launch", hal_launch(stream_, f, &zero, args));
+  CTS_EXPECT_OK(hal_stream_synchronize(stream_));
+  CTS_EXPECT_OK(hal_module_unload(module));
+}
+
+TEST_P(Launch, SharedMemoryLimits) {
+  Buffer y(device(), 4096);
+  ASSERT_TRUE(y.ok());
+  uint32_t n = 16;
+  float value = 1.0f;
+  void* args[] = {&y.ptr, &n, &value};
+  hal_launch_config c = config(1, 1, 1);
+  c.shared_bytes = info().max_shared_memory_per_block + 1;
+  // Beyond the device's limit: refused; where the module cannot size shared memory at launch
+  // (SPIR-V without a shared-bytes constant) any dynamic amount is HAL_ERROR_NOT_SUPPORTED.
+  const hal_status s = hal_launch(stream_, fill_.function, &c, args);
+  if (pack_ir() == HAL_IR_SPIRV) {
+    EXPECT_EQ(s, HAL_ERROR_NOT_SUPPORTED) << describe(s);
+    c.shared_bytes = 16;
+    CTS_EXPECT_STATUS(HAL_ERROR_NOT_SUPPORTED, "hal_launch",
+                      hal_launch(stream_, fill_.function, &c, args));
+  } else {
+    EXPECT_EQ(s, HAL_ERROR_OUT_OF_RANGE) << describe(s);
+    c.shared_bytes = 1024;
+    CTS_EXPECT_OK(hal_launch(stream_, fill_.function, &c, args));
+  }
+  CTS_EXPECT_OK(hal_stream_synchronize(stream_));
+}
+
+TEST_P(Launch, ArgumentValidation) {
+  Buffer y(device(), 4096);
+  ASSERT_TRUE(y.ok());
+  uint32_t n = 16;
+  float value = 1.0f;
+  hal_launch_config c = config(1, 1, 1);
+  void* good[] = {&y.ptr, &n, &value};
+  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_launch",
+                    hal_launch(stream_, fill_.function, nullptr, good));
+  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_launch",
+                    hal_launch(stream_, fill_.function, &c, nullptr));
+  void* missing[] = {&y.ptr, nullptr, &value};
+  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_launch",
+                    hal_launch(stream_, fill_.function, &c, missing));
+  hal_deviceptr zero = 0;
+  void* null_ptr[] = {&zero, &n, &value};
+  CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                    hal_launch(stream_, fill_.function, &c, null_ptr));
+  hal_deviceptr past = y.ptr + 4096 + 4096;
+  void* outside[] = {&past, &n, &value};
+  CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                    hal_launch(stream_, fill_.function, &c, outside));
+  if (info().pointer_alignment > 1) {
+    hal_deviceptr odd = y.ptr + info().pointer_alignment / 2;
+    void* misaligned[] = {&odd, &n, &value};
+    CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_launch",
+                      hal_launch(stream_, fill_.function, &c, misaligned));
+  }
+  // An interior pointer at the required alignment is a valid argument.
+  hal_deviceptr interior = y.ptr + std::max<uint32_t>(info().pointer_alignment, 4) * 4;
+  void* inside[] = {&interior, &n, &value};
+  CTS_EXPECT_OK(hal_launch(stream_, fill_.function, &c, inside));
+  // A pointer into memory that has been freed.
+  hal_deviceptr freed = 0;
+  CTS_ASSERT_OK(hal_mem_alloc(device(), 4096, &freed));
+  CTS_ASSERT_OK(hal_mem_free(device(), freed));
+  void* stale[] = {&freed, &n, &value};
+  CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                    hal_launch(stream_, fill_.function, &c, stale));
+  // Handles.
+  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_HANDLE, "hal_launch",
+                    hal_launch(nullptr, fill_.function, &c, good));
+  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_HANDLE, "hal_launch", hal_launch(stream_, nullptr, &c, good));
+  CTS_EXPECT_OK(hal_stream_synchronize(stream_));
+  expect_device_works("refused launches");
+}
+
+INSTANTIATE_TEST_SUITE_P(, Launch, ::testing::ValuesIn(device_params()), device_name);
+
+}  // namespace
+}  // namespace cts
