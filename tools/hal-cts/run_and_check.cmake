@@ -1,17 +1,23 @@
-# Runs hal-cts --quick on one device with a JSON report, then checks the report: it parses (with
+# Runs hal-cts on one device (with --quick unless FULL is set) with a JSON report, then checks the
+# report: it parses (with
 # python3 -m json.tool where Python is found, and with CMake's JSON reader), names the device and
 # holds every test with a valid result. Exits 0 with "hal-cts: skipped: no device" when the
 # device does not exist (ctest's SKIP_REGULAR_EXPRESSION).
-#   cmake -DHAL_CTS=<hal-cts> -DDEVICE=<selector> -DREPORT=<file> [-DPYTHON=<python3>] -P this
+#   cmake -DHAL_CTS=<hal-cts> -DDEVICE=<selector> -DREPORT=<file> [-DPYTHON=<python3>]
+#         [-DFULL=ON] -P this
 file(REMOVE ${REPORT})
-execute_process(COMMAND ${HAL_CTS} --device ${DEVICE} --quick --json ${REPORT}
+set(mode --quick)
+if(FULL)
+  set(mode --perf)
+endif()
+execute_process(COMMAND ${HAL_CTS} --device ${DEVICE} ${mode} --json ${REPORT}
                 RESULT_VARIABLE rc)
 if(rc EQUAL 77)
   message("hal-cts: skipped: no device matches ${DEVICE}")
   return()
 endif()
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "hal-cts --device ${DEVICE} --quick failed (exit status ${rc})")
+  message(FATAL_ERROR "hal-cts --device ${DEVICE} ${mode} failed (exit status ${rc})")
 endif()
 if(NOT EXISTS ${REPORT})
   message(FATAL_ERROR "hal-cts wrote no report at ${REPORT}")
