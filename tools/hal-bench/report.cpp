@@ -9,6 +9,8 @@
 
 namespace bench {
 
+using hal_tools::JsonWriter;
+
 Stats Stats::of(std::vector<double> samples) {
   Stats s;
   if (samples.empty()) return s;

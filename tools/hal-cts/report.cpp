@@ -11,6 +11,8 @@
 
 namespace cts {
 
+using hal_tools::JsonWriter;
+
 namespace {
 
 const Device* find_device(const std::string& label) {
@@ -48,11 +50,11 @@ void write_device(JsonWriter& j, const Device& d) {
   j.begin_object();
   j.field("label", d.label);
   j.field("backend", d.backend_name);
-  j.field_int("backend_index", i.backend_index);
-  j.field_int("global_index", i.global_index);
+  j.field("backend_index", i.backend_index);
+  j.field("global_index", i.global_index);
   j.field("name", std::string(i.name));
   j.field("driver_name", std::string(i.driver_name));
-  j.field_int("driver_version", i.driver_version);
+  j.field("driver_version", i.driver_version);
   j.field("vendor_id", hex(i.vendor_id));
   j.field("device_id", hex(i.device_id));
   std::string uuid;
@@ -68,24 +70,24 @@ void write_device(JsonWriter& j, const Device& d) {
                                                   {HAL_IR_CUBIN, "cubin"},
                                                   {HAL_IR_FATBIN, "fatbin"}};
   for (const auto& [bit, name] : irs) {
-    if ((i.ir_mask & bit) != 0) j.string(name);
+    if ((i.ir_mask & bit) != 0) j.value(name);
   }
   j.end_array();
-  j.field_int("total_memory", static_cast<int64_t>(i.total_memory));
-  j.field_int("max_allocation_size", static_cast<int64_t>(i.max_allocation_size));
-  j.field_int("max_threads_per_block", i.max_threads_per_block);
+  j.field("total_memory", static_cast<int64_t>(i.total_memory));
+  j.field("max_allocation_size", static_cast<int64_t>(i.max_allocation_size));
+  j.field("max_threads_per_block", i.max_threads_per_block);
   j.key("max_block_dim").begin_array();
-  for (uint32_t v : i.max_block_dim) j.integer(v);
+  for (uint32_t v : i.max_block_dim) j.value(v);
   j.end_array();
   j.key("max_grid_dim").begin_array();
-  for (uint32_t v : i.max_grid_dim) j.integer(v);
+  for (uint32_t v : i.max_grid_dim) j.value(v);
   j.end_array();
-  j.field_int("max_shared_memory_per_block", i.max_shared_memory_per_block);
-  j.field_int("subgroup_size", i.subgroup_size);
-  j.field_int("compute_units", i.compute_units);
-  j.field_int("pointer_alignment", i.pointer_alignment);
-  j.field_bool("is_cpu", i.is_cpu != 0);
-  j.field_bool("unified_memory", i.unified_memory != 0);
+  j.field("max_shared_memory_per_block", i.max_shared_memory_per_block);
+  j.field("subgroup_size", i.subgroup_size);
+  j.field("compute_units", i.compute_units);
+  j.field("pointer_alignment", i.pointer_alignment);
+  j.field("is_cpu", i.is_cpu != 0);
+  j.field("unified_memory", i.unified_memory != 0);
   j.field("compute_capability", std::to_string(i.compute_capability_major) + "." +
                                     std::to_string(i.compute_capability_minor));
   j.key("features").begin_array();
@@ -100,7 +102,7 @@ void write_device(JsonWriter& j, const Device& d) {
       {HAL_FEATURE_COOPERATIVE_MATRIX, "cooperative_matrix"},
       {HAL_FEATURE_TIMESTAMPS, "timestamps"}};
   for (const auto& [bit, name] : features) {
-    if ((i.features & bit) != 0) j.string(name);
+    if ((i.features & bit) != 0) j.value(name);
   }
   j.end_array();
   j.end_object();
@@ -285,7 +287,7 @@ void Recorder::print_perf() const {
 std::string Recorder::json(const std::string& command_line, double total_ms) const {
   JsonWriter j;
   j.begin_object();
-  j.field_int("schema_version", 1);
+  j.field("schema_version", 1);
   j.key("hal").begin_object();
   j.field("library_version", version_string(hal_version()));
   j.field("header_version", version_string(HAL_VERSION));
@@ -298,8 +300,8 @@ std::string Recorder::json(const std::string& command_line, double total_ms) con
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
   j.field("finished_at", std::string(stamp));
   j.key("options").begin_object();
-  j.field_bool("quick", options().quick);
-  j.field_bool("perf", options().perf);
+  j.field("quick", options().quick);
+  j.field("perf", options().perf);
   j.end_object();
   j.field("known_failures_source", known_.source());
   j.key("devices").begin_array();
@@ -330,7 +332,7 @@ std::string Recorder::json(const std::string& command_line, double total_ms) con
     j.field("name", f.name);
     j.field("value", f.value);
     j.field("unit", f.unit);
-    j.field_int("repetitions", f.repetitions);
+    j.field("repetitions", f.repetitions);
     if (f.peak > 0) {
       j.field("peak", f.peak);
     } else {
@@ -343,15 +345,15 @@ std::string Recorder::json(const std::string& command_line, double total_ms) con
   j.end_array();
 
   j.key("summary").begin_object();
-  j.field_int("passed", counts[static_cast<int>(Outcome::kPassed)] +
-                            counts[static_cast<int>(Outcome::kUnexpectedPass)]);
-  j.field_int("failed", counts[static_cast<int>(Outcome::kFailed)]);
-  j.field_int("known_failures", counts[static_cast<int>(Outcome::kKnownFailure)]);
-  j.field_int("unexpected_passes", counts[static_cast<int>(Outcome::kUnexpectedPass)]);
-  j.field_int("skipped", counts[static_cast<int>(Outcome::kSkipped)]);
-  j.field_int("total", static_cast<int64_t>(records_.size()));
+  j.field("passed", counts[static_cast<int>(Outcome::kPassed)] +
+                        counts[static_cast<int>(Outcome::kUnexpectedPass)]);
+  j.field("failed", counts[static_cast<int>(Outcome::kFailed)]);
+  j.field("known_failures", counts[static_cast<int>(Outcome::kKnownFailure)]);
+  j.field("unexpected_passes", counts[static_cast<int>(Outcome::kUnexpectedPass)]);
+  j.field("skipped", counts[static_cast<int>(Outcome::kSkipped)]);
+  j.field("total", static_cast<int64_t>(records_.size()));
   j.field("time_s", std::round(total_ms) / 1000.0);
-  j.field_bool("ok", counts[static_cast<int>(Outcome::kFailed)] == 0);
+  j.field("ok", counts[static_cast<int>(Outcome::kFailed)] == 0);
   j.end_object();
   j.end_object();
   return j.text();

@@ -7,7 +7,8 @@
 // (for instance HAL_BACKENDS names an unknown backend), 2 for a bad command line.
 #include <hal/hal.h>
 
-#include <cinttypes>
+#include "json_writer.h"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -51,36 +52,6 @@ const char* backend_name(hal_backend backend) {
   }
 }
 
-std::string json_string(const char* text) {
-  std::string out = "\"";
-  for (const char* p = text; *p != '\0'; ++p) {
-    const unsigned char c = static_cast<unsigned char>(*p);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string uuid_text(const uint8_t uuid[16]) {
   std::string out;
   char buf[4];
@@ -92,23 +63,25 @@ std::string uuid_text(const uint8_t uuid[16]) {
   return out;
 }
 
-std::string list_irs(uint32_t mask, bool json) {
-  std::string out;
+std::vector<const char*> list_irs(uint32_t mask) {
+  std::vector<const char*> out;
   for (const Ir& ir : kIrs) {
-    if ((mask & ir.bit) == 0) continue;
-    if (!out.empty()) out += json ? "," : " ";
-    out += json ? json_string(ir.name) : ir.name;
+    if (mask & ir.bit) out.push_back(ir.name);
   }
   return out;
 }
 
-std::string list_features(uint64_t features, bool json) {
-  std::string out;
+std::vector<const char*> list_features(uint64_t features) {
+  std::vector<const char*> out;
   for (const Feature& f : kFeatures) {
-    if ((features & f.bit) == 0) continue;
-    if (!out.empty()) out += json ? "," : " ";
-    out += json ? json_string(f.name) : f.name;
+    if (features & f.bit) out.push_back(f.name);
   }
+  return out;
+}
+
+std::string join(const std::vector<const char*>& names) {
+  std::string out;
+  for (const char* n : names) out += (out.empty() ? "" : " ") + std::string(n);
   return out;
 }
 
@@ -168,7 +141,7 @@ void print_text(const Snapshot& snap, hal_status init) {
     std::printf("      memory          %.1f MiB (largest allocation %.1f MiB)\n",
                 static_cast<double>(d.total_memory) / (1 << 20),
                 static_cast<double>(d.max_allocation_size) / (1 << 20));
-    std::printf("      IRs             %s\n", list_irs(d.ir_mask, false).c_str());
+    std::printf("      IRs             %s\n", join(list_irs(d.ir_mask)).c_str());
     if (d.compute_capability_major != 0) {
       std::printf("      compute cap.    %u.%u\n", d.compute_capability_major,
                   d.compute_capability_minor);
@@ -180,51 +153,69 @@ void print_text(const Snapshot& snap, hal_status init) {
                 d.max_grid_dim[2]);
     std::printf("      shared memory   %u bytes per block\n", d.max_shared_memory_per_block);
     std::printf("      pointer align   %u bytes\n", d.pointer_alignment);
-    std::printf("      features        %s\n", list_features(d.features, false).c_str());
+    std::printf("      features        %s\n", join(list_features(d.features)).c_str());
   }
 }
 
 void print_json(const Snapshot& snap, hal_status init) {
-  std::printf("{\n  \"version\": \"%u.%u.%u\",\n", hal_version() >> 16, (hal_version() >> 8) & 0xff,
-              hal_version() & 0xff);
-  std::printf("  \"init_status\": %s,\n", json_string(hal_status_string(init)).c_str());
-  std::printf("  \"init_message\": %s,\n",
-              json_string(init == HAL_SUCCESS ? "" : hal_last_error()).c_str());
-  std::printf("  \"backends\": [");
-  for (size_t i = 0; i < snap.backends.size(); ++i) {
-    const hal_backend_info& b = snap.backends[i];
-    std::printf("%s\n    {\"name\": %s, \"available\": %s, \"device_count\": %u, \"reason\": %s}",
-                i ? "," : "", json_string(b.name).c_str(), b.available ? "true" : "false",
-                b.device_count, json_string(b.reason).c_str());
+  hal_tools::JsonWriter w;
+  const uint32_t v = hal_version();
+  w.begin_object();
+  w.field("version", std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." +
+                         std::to_string(v & 0xff));
+  w.field("init_status", hal_status_string(init));
+  w.field("init_message", init == HAL_SUCCESS ? "" : hal_last_error());
+  w.key("backends").begin_array();
+  for (const hal_backend_info& b : snap.backends) {
+    w.begin_object();
+    w.field("name", b.name);
+    w.field("available", b.available != 0);
+    w.field("device_count", b.device_count);
+    w.field("reason", b.reason);
+    w.end_object();
   }
-  std::printf("\n  ],\n  \"devices\": [");
-  for (size_t i = 0; i < snap.devices.size(); ++i) {
-    const hal_device_info& d = snap.devices[i];
-    std::printf("%s\n    {", i ? "," : "");
-    std::printf("\"index\": %u, \"selector\": \"%s:%u\", \"backend\": \"%s\", \"name\": %s, ",
-                d.global_index, backend_name(d.backend), d.backend_index, backend_name(d.backend),
-                json_string(d.name).c_str());
-    std::printf("\"driver_name\": %s, \"driver_version\": %u, ", json_string(d.driver_name).c_str(),
-                d.driver_version);
-    std::printf("\"vendor_id\": %u, \"device_id\": %u, \"uuid\": \"%s\", ", d.vendor_id,
-                d.device_id, uuid_text(d.uuid).c_str());
-    std::printf("\"is_cpu\": %s, \"unified_memory\": %s, ", d.is_cpu ? "true" : "false",
-                d.unified_memory ? "true" : "false");
-    std::printf("\"total_memory\": %" PRIu64 ", \"max_allocation_size\": %" PRIu64 ", ",
-                d.total_memory, d.max_allocation_size);
-    std::printf("\"irs\": [%s], ", list_irs(d.ir_mask, true).c_str());
-    std::printf("\"compute_capability\": \"%u.%u\", \"compute_units\": %u, ",
-                d.compute_capability_major, d.compute_capability_minor, d.compute_units);
-    std::printf("\"subgroup_size\": %u, \"max_threads_per_block\": %u, ", d.subgroup_size,
-                d.max_threads_per_block);
-    std::printf("\"max_block_dim\": [%u, %u, %u], \"max_grid_dim\": [%u, %u, %u], ",
-                d.max_block_dim[0], d.max_block_dim[1], d.max_block_dim[2], d.max_grid_dim[0],
-                d.max_grid_dim[1], d.max_grid_dim[2]);
-    std::printf("\"max_shared_memory_per_block\": %u, \"pointer_alignment\": %u, ",
-                d.max_shared_memory_per_block, d.pointer_alignment);
-    std::printf("\"features\": [%s]}", list_features(d.features, true).c_str());
+  w.end_array();
+  w.key("devices").begin_array();
+  for (const hal_device_info& d : snap.devices) {
+    w.begin_object();
+    w.field("index", d.global_index);
+    w.field("selector",
+            std::string(backend_name(d.backend)) + ":" + std::to_string(d.backend_index));
+    w.field("backend", backend_name(d.backend));
+    w.field("name", d.name);
+    w.field("driver_name", d.driver_name);
+    w.field("driver_version", d.driver_version);
+    w.field("vendor_id", d.vendor_id);
+    w.field("device_id", d.device_id);
+    w.field("uuid", uuid_text(d.uuid));
+    w.field("is_cpu", d.is_cpu != 0);
+    w.field("unified_memory", d.unified_memory != 0);
+    w.field("total_memory", d.total_memory);
+    w.field("max_allocation_size", d.max_allocation_size);
+    w.key("irs").begin_array();
+    for (const char* ir : list_irs(d.ir_mask)) w.value(ir);
+    w.end_array();
+    w.field("compute_capability", std::to_string(d.compute_capability_major) + "." +
+                                      std::to_string(d.compute_capability_minor));
+    w.field("compute_units", d.compute_units);
+    w.field("subgroup_size", d.subgroup_size);
+    w.field("max_threads_per_block", d.max_threads_per_block);
+    w.key("max_block_dim").begin_array();
+    for (uint32_t x : d.max_block_dim) w.value(x);
+    w.end_array();
+    w.key("max_grid_dim").begin_array();
+    for (uint32_t x : d.max_grid_dim) w.value(x);
+    w.end_array();
+    w.field("max_shared_memory_per_block", d.max_shared_memory_per_block);
+    w.field("pointer_alignment", d.pointer_alignment);
+    w.key("features").begin_array();
+    for (const char* f : list_features(d.features)) w.value(f);
+    w.end_array();
+    w.end_object();
   }
-  std::printf("\n  ]\n}\n");
+  w.end_array();
+  w.end_object();
+  std::fputs(w.text().c_str(), stdout);
 }
 
 void usage(std::FILE* out) {

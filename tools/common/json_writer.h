@@ -1,13 +1,14 @@
-// JsonWriter: a small streaming JSON writer with correct string escaping, enough for hal-bench's
-// report (objects, arrays, strings, numbers, booleans, null). Non-finite numbers become null, as
-// JSON has no spelling for them.
+// A small streaming JSON writer shared by the tools' reports: objects, arrays, strings (escaped;
+// invalid UTF-8 replaced by U+FFFD), numbers (non-finite values become null, as JSON has no
+// spelling for them), booleans and null. It places the commas and indentation; the caller pairs
+// begin_* with end_*. Not thread-safe: one writer per report.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace bench {
+namespace hal_tools {
 
 class JsonWriter {
  public:
@@ -15,8 +16,8 @@ class JsonWriter {
   void end_object();
   void begin_array();
   void end_array();
-  // Writes "key": inside an object; the next call writes its value.
-  void key(const std::string& name);
+  // The key of the next value inside an object.
+  JsonWriter& key(const std::string& name);
   void value(const std::string& text);
   void value(const char* text) { value(std::string(text)); }
   void value(double number);
@@ -26,23 +27,27 @@ class JsonWriter {
   void value(int number) { value(static_cast<int64_t>(number)); }
   void value(bool flag);
   void null();
-  // Shorthands for key(name) followed by value(v).
+
+  // key(name) followed by value(v).
   template <typename T>
   void field(const std::string& name, const T& v) {
     key(name);
     value(v);
   }
+
   const std::string& text() const { return out_; }
 
-  static std::string escape(const std::string& text);
+  // |text| as a JSON string literal, quotes included.
+  static std::string quote(const std::string& text);
 
  private:
   void before_value();
   void newline();
+
   std::string out_;
-  // One entry per open container: whether it has any element yet.
-  std::vector<bool> has_element_;
+  // One entry per open container: whether it already holds a value.
+  std::vector<bool> has_value_;
   bool after_key_ = false;
 };
 
-}  // namespace bench
+}  // namespace hal_tools

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace cts {
+namespace hal_tools {
 
 namespace {
 
@@ -38,17 +38,17 @@ size_t utf8_length(const std::string& s, size_t i) {
 
 }  // namespace
 
-std::string JsonWriter::quote(const std::string& value) {
+std::string JsonWriter::quote(const std::string& text) {
   std::string out = "\"";
-  for (size_t i = 0; i < value.size();) {
-    const unsigned char c = static_cast<unsigned char>(value[i]);
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
-      const size_t n = utf8_length(value, i);
+      const size_t n = utf8_length(text, i);
       if (n == 0) {
         out += "\\ufffd";
         ++i;
       } else {
-        out.append(value, i, n);
+        out.append(text, i, n);
         i += n;
       }
       continue;
@@ -142,30 +142,35 @@ void JsonWriter::end_array() {
   out_ += ']';
 }
 
-void JsonWriter::string(const std::string& value) {
+void JsonWriter::value(const std::string& text) {
   before_value();
-  out_ += quote(value);
+  out_ += quote(text);
 }
 
-void JsonWriter::number(double value) {
+void JsonWriter::value(double number) {
   before_value();
-  if (!std::isfinite(value)) {
+  if (!std::isfinite(number)) {
     out_ += "null";
     return;
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", value);
+  std::snprintf(buf, sizeof buf, "%.9g", number);
   out_ += buf;
 }
 
-void JsonWriter::integer(int64_t value) {
+void JsonWriter::value(int64_t number) {
   before_value();
-  out_ += std::to_string(value);
+  out_ += std::to_string(number);
 }
 
-void JsonWriter::boolean(bool value) {
+void JsonWriter::value(uint64_t number) {
   before_value();
-  out_ += value ? "true" : "false";
+  out_ += std::to_string(number);
+}
+
+void JsonWriter::value(bool flag) {
+  before_value();
+  out_ += flag ? "true" : "false";
 }
 
 void JsonWriter::null() {
@@ -173,4 +178,4 @@ void JsonWriter::null() {
   out_ += "null";
 }
 
-}  // namespace cts
+}  // namespace hal_tools
