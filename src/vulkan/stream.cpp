@@ -158,20 +158,36 @@ hal_status VulkanStream::fill(const DeviceRange& dst, uint32_t pattern, uint32_t
   return core_->end_command();
 }
 
+bool VulkanStream::same_buffers(const std::vector<VkDescriptorBufferInfo>& buffers) const {
+  if (buffers.size() != bound_.buffers.size()) return false;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const VkDescriptorBufferInfo& a = buffers[i];
+    const VkDescriptorBufferInfo& b = bound_.buffers[i];
+    if (a.buffer != b.buffer || a.offset != b.offset || a.range != b.range) return false;
+  }
+  return true;
+}
+
 hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& params) {
   if (device_.lost()) return device_.lost_status();
   auto& vulkan_function = static_cast<VulkanFunction&>(function);
-  std::shared_ptr<FunctionState> state = vulkan_function.state;
+  // The function (and so its state) outlives this call; the batch takes its own reference below.
+  const std::shared_ptr<FunctionState>& state = vulkan_function.state;
   VkPipeline pipeline = VK_NULL_HANDLE;
   hal_status status = state->pipeline(params.block, params.shared_bytes, &pipeline);
   if (status != HAL_SUCCESS) return status;
 
+  // Scratch vectors are members, reused from launch to launch: no heap traffic once they have
+  // grown to the largest kernel's needs.
   const VolkDeviceTable& vk = device_.vk();
   const uint64_t max_range = device_.caps().limits.maxStorageBufferRange;
-  std::vector<uint8_t> push(state->push_size, 0);
-  std::vector<VkDescriptorBufferInfo> buffers;
-  std::vector<VkWriteDescriptorSet> writes;
-  buffers.reserve(state->slots.size());
+  std::vector<uint8_t>& push = push_scratch_;
+  std::vector<VkDescriptorBufferInfo>& buffers = buffer_scratch_;
+  std::vector<VkWriteDescriptorSet>& writes = write_scratch_;
+  std::vector<VkDescriptorSet>& sets = set_scratch_;
+  push.assign(state->push_size, 0);
+  buffers.clear();
+  writes.clear();
   for (size_t i = 0; i < state->slots.size(); ++i) {
     const ParamSlot& slot = state->slots[i];
     if (slot.push) {
@@ -185,7 +201,12 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
   }
 
   auto lock = core_->lock();
-  std::vector<VkDescriptorSet> sets(state->set_layouts.size(), VK_NULL_HANDLE);
+  // The previous launch in this command buffer bound sets describing exactly these buffers for
+  // this function's layout: they are still bound (copies, fills, barriers and other pipelines
+  // of the same layout leave them alone).
+  const bool reuse_sets = bound_.batch != 0 && bound_.batch == core_->open_serial_locked() &&
+                          bound_.state == state.get() && same_buffers(buffers);
+  sets.assign(reuse_sets ? 0 : state->set_layouts.size(), VK_NULL_HANDLE);
   if (!sets.empty()) {
     status = core_->allocate_descriptor_sets(state->set_layouts.data(),
                                              static_cast<uint32_t>(sets.size()), sets.data());
@@ -207,17 +228,30 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   status = core_->begin_command(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, &cmd);
   if (status != HAL_SUCCESS) return status;
-  vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-  if (!sets.empty()) {
-    vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, state->layout, 0,
-                               static_cast<uint32_t>(sets.size()), sets.data(), 0, nullptr);
+  const uint64_t batch = core_->open_serial_locked();
+  if (bound_.batch != batch) {
+    bound_.batch = batch;
+    bound_.state = nullptr;
+    bound_.pipeline = VK_NULL_HANDLE;
+  }
+  if (bound_.pipeline != pipeline) {
+    vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    bound_.pipeline = pipeline;
+  }
+  if (!reuse_sets) {
+    if (!sets.empty()) {
+      vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, state->layout, 0,
+                                 static_cast<uint32_t>(sets.size()), sets.data(), 0, nullptr);
+    }
+    bound_.state = state.get();
+    bound_.buffers = buffers;
   }
   if (!push.empty()) {
     vk.vkCmdPushConstants(cmd, state->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                           static_cast<uint32_t>(push.size()), push.data());
   }
   vk.vkCmdDispatch(cmd, params.grid[0], params.grid[1], params.grid[2]);
-  core_->keep_alive(std::move(state));
+  if (!core_->keeps_last_locked(state.get())) core_->keep_alive(state);
   return core_->end_command();
 }
 
@@ -257,9 +291,10 @@ hal_status VulkanStream::wait(hal::Event& event) {
   bool done = false;
   hal_status status = captured->core->query_value(captured->value, &done);
   if (status != HAL_SUCCESS) return status;
-  if (done) return HAL_SUCCESS;
+  // Also when the work is done: the semaphore wait is what makes its writes visible to this
+  // stream's commands (a host that saw it complete does not do that for the device).
   auto lock = core_->lock();
-  return core_->add_wait(captured->core, captured->value);
+  return core_->add_wait(captured->core, captured->value, done);
 }
 
 hal_status VulkanStream::synchronize() {

@@ -19,11 +19,13 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace hal::vulkan {
 
 class StreamCore;
 class VulkanDevice;
+struct FunctionState;
 
 class VulkanStream : public hal::Stream {
  public:
@@ -51,6 +53,22 @@ class VulkanStream : public hal::Stream {
 
   std::shared_ptr<StreamCore> core_;
   VulkanDevice& device_;
+  // What the open batch's command buffer has bound, so that back-to-back launches of one function
+  // on the same buffers reuse their descriptor sets and skip rebinding.
+  struct Bound {
+    uint64_t batch = 0;  // StreamCore::open_serial_locked() when this was bound
+    const FunctionState* state = nullptr;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    std::vector<VkDescriptorBufferInfo> buffers;  // what |state|'s bound sets describe
+  };
+  bool same_buffers(const std::vector<VkDescriptorBufferInfo>& buffers) const;
+
+  // launch()'s working storage (calls on one stream are serialised by the runtime).
+  std::vector<uint8_t> push_scratch_;
+  std::vector<VkDescriptorBufferInfo> buffer_scratch_;
+  std::vector<VkWriteDescriptorSet> write_scratch_;
+  std::vector<VkDescriptorSet> set_scratch_;
+  Bound bound_;
 };
 
 }  // namespace hal::vulkan

@@ -4,6 +4,8 @@
 #include "common/log.h"
 #include "vulkan/device.h"
 
+#include <algorithm>
+
 namespace hal::vulkan {
 namespace {
 
@@ -85,8 +87,31 @@ void StreamCore::destroy_batch(Batch& batch) {
   // Command buffers go with the command pool.
 }
 
+hal_status StreamCore::reclaim_locked() {
+  if (in_flight_.empty()) return HAL_SUCCESS;
+  uint64_t value = 0;
+  hal_status status = counter_value(&value);
+  if (status != HAL_SUCCESS) return status;
+  retire_locked(value);
+  while (in_flight_.size() >= kMaxBatchesInFlight) {
+    const uint64_t oldest = in_flight_.front()->value;
+    // Wait without the lock, so event queries and other threads' synchronisation do not block
+    // behind this host wait. The caller's own recording is serialised by the runtime, and no
+    // batch is open here, so nothing half-recorded is exposed.
+    mutex_.unlock();
+    status = wait_semaphore(oldest);
+    mutex_.lock();
+    if (status != HAL_SUCCESS) return status;
+    retire_locked(oldest);
+  }
+  return HAL_SUCCESS;
+}
+
 hal_status StreamCore::open_batch_locked() {
   if (open_) return HAL_SUCCESS;
+  hal_status status = reclaim_locked();
+  if (status != HAL_SUCCESS) return status;
+  if (open_) return HAL_SUCCESS;  // opened by another thread's flush while reclaim waited
   const VolkDeviceTable& vk = device_.vk();
   std::unique_ptr<Batch> batch;
   if (!spare_.empty()) {
@@ -113,6 +138,7 @@ hal_status StreamCore::open_batch_locked() {
     batch->pool_used = false;
   }
   pending_stages_ = 0;
+  ++open_serial_;
   open_ = std::move(batch);
   return HAL_SUCCESS;
 }
@@ -135,7 +161,9 @@ hal_status StreamCore::begin_command(VkPipelineStageFlags stage, VkCommandBuffer
 
 hal_status StreamCore::end_command() {
   ++open_->commands;
-  if (open_->commands >= kMaxCommandsPerBatch) return flush_locked();
+  if (open_->commands >= kMaxCommandsPerBatch || open_->staged_bytes >= kMaxStagingBytesPerBatch) {
+    return flush_locked();
+  }
   return HAL_SUCCESS;
 }
 
@@ -148,6 +176,7 @@ hal_status StreamCore::stage(uint64_t size, StagingSpan* out) {
     status = memory.create_host_buffer(size, &buffer);
     if (status != HAL_SUCCESS) return status;
     open_->large_staging.push_back(buffer);
+    open_->staged_bytes += size;
     *out = StagingSpan{buffer.buffer, 0, buffer.mapped};
     return HAL_SUCCESS;
   }
@@ -166,6 +195,7 @@ hal_status StreamCore::stage(uint64_t size, StagingSpan* out) {
     offset = 0;
   }
   chunk_->used = offset + size;
+  open_->staged_bytes += size;
   *out = StagingSpan{chunk_->buffer.buffer, offset, chunk_->buffer.mapped + offset};
   return HAL_SUCCESS;
 }
@@ -215,10 +245,16 @@ hal_status StreamCore::allocate_descriptor_sets(const VkDescriptorSetLayout* lay
   return HAL_SUCCESS;
 }
 
-hal_status StreamCore::add_wait(std::shared_ptr<StreamCore> other, uint64_t value) {
-  if (open_ && open_->commands > 0) {
+hal_status StreamCore::add_wait(std::shared_ptr<StreamCore> other, uint64_t value, bool reached) {
+  if (!reached && open_ && open_->commands > 0) {
     hal_status status = flush_locked();
     if (status != HAL_SUCCESS) return status;
+  }
+  for (Wait& wait : waits_) {
+    if (wait.core == other) {
+      wait.value = std::max(wait.value, value);
+      return HAL_SUCCESS;
+    }
   }
   waits_.push_back(Wait{std::move(other), value});
   return HAL_SUCCESS;
@@ -259,14 +295,21 @@ hal_status StreamCore::flush_locked() {
                    VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
     pending_stages_ = 0;
   }
-  VkResult result = vk.vkEndCommandBuffer(batch.cmd);
-  if (result != VK_SUCCESS) return device_.check(result, "vkEndCommandBuffer");
   if (chunk_ && chunk_->used > 0) batch.chunks.push_back(std::move(chunk_));
+  VkResult result = vk.vkEndCommandBuffer(batch.cmd);
+  if (result != VK_SUCCESS) {
+    // The command buffer is invalid now: recording more into it would be undefined.
+    status = device_.check(result, "vkEndCommandBuffer");
+    drop_open_locked();
+    return status;
+  }
 
   std::vector<VkSemaphore> wait_semaphores;
   std::vector<uint64_t> wait_values;
   std::vector<VkPipelineStageFlags> wait_stages;
-  if (last_submitted_ > completed_) {
+  // Also when the host has seen the previous batch complete: the wait is what makes that
+  // batch's device writes visible to this one (free for a value already reached).
+  if (last_submitted_ > 0) {
     wait_semaphores.push_back(semaphore_);
     wait_values.push_back(last_submitted_);
     wait_stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
@@ -295,11 +338,7 @@ hal_status StreamCore::flush_locked() {
   status = device_.submit(submit);
   waits_.clear();
   if (status != HAL_SUCCESS) {
-    // The command buffer is finished but never ran; drop the batch's work.
-    Batch* failed = open_.get();
-    failed->completions.clear();
-    release_batch_resources(*failed);
-    spare_.push_back(std::move(open_));
+    drop_open_locked();
     return status;
   }
   batch.value = signal_value;
@@ -307,6 +346,14 @@ hal_status StreamCore::flush_locked() {
   ++next_value_;
   in_flight_.push_back(std::move(open_));
   return HAL_SUCCESS;
+}
+
+void StreamCore::drop_open_locked() {
+  // The command buffer never ran: its completion callbacks must not run either.
+  open_->completions.clear();
+  release_batch_resources(*open_);
+  spare_.push_back(std::move(open_));
+  pending_stages_ = 0;
 }
 
 void StreamCore::retire_locked(uint64_t completed) {
@@ -350,28 +397,33 @@ hal_status StreamCore::query() {
   return done ? HAL_SUCCESS : HAL_ERROR_NOT_READY;
 }
 
-hal_status StreamCore::wait_value(uint64_t value) {
+hal_status StreamCore::wait_semaphore(uint64_t value) {
   const VolkDeviceTable& vk = device_.vk();
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &semaphore_;
+  info.pValues = &value;
   for (;;) {
     if (device_.lost()) return device_.lost_status();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (completed_ >= value) {
-        retire_locked(completed_);
-        return HAL_SUCCESS;
-      }
-    }
-    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    info.semaphoreCount = 1;
-    info.pSemaphores = &semaphore_;
-    info.pValues = &value;
     VkResult result = vk.vkWaitSemaphores(device_.handle(), &info, kWaitSliceNs);
-    if (result == VK_TIMEOUT) continue;
-    if (result != VK_SUCCESS) return device_.check(result, "vkWaitSemaphores");
-    std::lock_guard<std::mutex> lock(mutex_);
-    retire_locked(value);
-    return HAL_SUCCESS;
+    if (result == VK_SUCCESS) return HAL_SUCCESS;
+    if (result != VK_TIMEOUT) return device_.check(result, "vkWaitSemaphores");
   }
+}
+
+hal_status StreamCore::wait_value(uint64_t value) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (completed_ >= value) {
+      retire_locked(completed_);
+      return HAL_SUCCESS;
+    }
+  }
+  hal_status status = wait_semaphore(value);
+  if (status != HAL_SUCCESS) return status;
+  std::lock_guard<std::mutex> lock(mutex_);
+  retire_locked(value);
+  return HAL_SUCCESS;
 }
 
 hal_status StreamCore::query_value(uint64_t value, bool* done) {

@@ -6,22 +6,28 @@
 // ends with one barrier that makes device writes visible to the host.
 //
 // Submission happens in batches: when the stream is synchronised or queried, when an event is
-// recorded, after a device-to-host copy, before a cross-stream wait is added, and after
-// kMaxCommandsPerBatch commands; never once per command. Each submission signals the next value
-// of the stream's timeline semaphore and waits for the previous one (submission order alone does
-// not order work on a queue), plus any timeline values of other streams it was asked to wait
-// for.
+// recorded, after a device-to-host copy, before a wait for another stream's unfinished work is
+// added, and after
+// kMaxCommandsPerBatch commands or kMaxStagingBytesPerBatch bytes of staging memory; never once
+// per command. Each submission signals the next value of the stream's timeline semaphore and
+// waits for the previous one (submission order alone neither orders work on a queue nor makes
+// one batch's writes visible to the next), plus any timeline values of other streams it was
+// asked to wait for.
 //
 // Completion: a batch's resources (command buffer, descriptor pool, staging memory, objects kept
 // alive for it) are recycled, and its completion callbacks run, when the timeline reaches its
-// value; whichever thread observes that (stream or event synchronisation, queries) does it.
+// value; whichever thread observes that (stream or event synchronisation, queries) does it, and
+// so does opening a new batch. At most kMaxBatchesInFlight batches are in flight: opening one
+// more first waits for the oldest, so a program that issues work without ever synchronising
+// holds bounded memory, command buffers and descriptor pools.
 //
 // Ownership and lifetime: shared (std::shared_ptr) by the stream object and by every event
 // capture and cross-stream wait that refers to it, so its semaphore outlives them all.
 //
 // Thread-safety: one mutex guards everything. Methods suffixed _locked, and the recording
 // methods, require the caller to hold lock(); the others take it themselves. Host waits happen
-// without the lock.
+// without the lock: opening a batch while kMaxBatchesInFlight are out releases it during the
+// wait, which is safe because no batch is open then and calls on one stream are serialised.
 #pragma once
 
 #include "vulkan/memory.h"
@@ -50,7 +56,9 @@ struct StagingSpan {
 class StreamCore {
  public:
   static constexpr uint32_t kMaxCommandsPerBatch = 256;
+  static constexpr uint32_t kMaxBatchesInFlight = 8;
   static constexpr uint64_t kStagingChunkSize = 1ull << 20;
+  static constexpr uint64_t kMaxStagingBytesPerBatch = 64ull << 20;
 
   explicit StreamCore(VulkanDevice& device);
   ~StreamCore();
@@ -66,7 +74,8 @@ class StreamCore {
   // Opens a command of pipeline |stage| (0: needs no barrier, e.g. a timestamp) and returns the
   // command buffer to record it into.
   hal_status begin_command(VkPipelineStageFlags stage, VkCommandBuffer* cmd);
-  // Closes the command; submits the batch once it holds kMaxCommandsPerBatch commands.
+  // Closes the command; submits the batch once it holds kMaxCommandsPerBatch commands or
+  // kMaxStagingBytesPerBatch bytes of staging memory.
   hal_status end_command();
   // Staging bytes for the open batch.
   hal_status stage(uint64_t size, StagingSpan* out);
@@ -74,17 +83,33 @@ class StreamCore {
   void on_complete(std::function<void()> callback);
   // Keeps |object| alive until the open batch has completed.
   void keep_alive(std::shared_ptr<void> object);
+  // Whether the object most recently passed to keep_alive() for the open batch is |object|
+  // (launches of one function in a row keep it once).
+  bool keeps_last_locked(const void* object) const {
+    return open_ && !open_->keep.empty() && open_->keep.back().get() == object;
+  }
   // Descriptor sets from the open batch's pool (submits and retries once when it is full).
   hal_status allocate_descriptor_sets(const VkDescriptorSetLayout* layouts, uint32_t count,
                                       VkDescriptorSet* out);
-  // Makes later work wait for |other| reaching |value| (submits recorded work first).
-  hal_status add_wait(std::shared_ptr<StreamCore> other, uint64_t value);
+  // Makes later work wait for |other| reaching |value|. When |reached| is false, the work recorded
+  // so far is submitted first, so that only later work waits; a value already reached joins the
+  // next submission as it is, for the memory dependency the wait carries (the other stream's
+  // writes become visible to this one's commands). One wait per other stream: the highest value.
+  hal_status add_wait(std::shared_ptr<StreamCore> other, uint64_t value, bool reached);
   // The timeline value the open batch will signal (opening an empty batch if none is open).
   uint64_t open_value_locked();
   // True when nothing is recorded or waited for and all submitted work has completed: host
   // copies may then touch device memory directly.
   bool idle_locked();
   hal_status flush_locked();
+  // Identifies the open batch (0: none is open); a new batch, with a new command buffer, has a new
+  // value, so state bound in the previous command buffer is known to be gone.
+  uint64_t open_serial_locked() const { return open_ ? open_serial_ : 0; }
+  // For tests: submitted batches not yet seen complete, the last submitted timeline value, and
+  // the cross-stream waits the next submission will carry.
+  size_t in_flight_count_locked() const { return in_flight_.size(); }
+  size_t wait_count_locked() const { return waits_.size(); }
+  uint64_t last_submitted_locked() const { return last_submitted_; }
 
   // ---- Synchronisation (take the lock) ----
   hal_status flush();
@@ -108,6 +133,7 @@ class StreamCore {
     bool pool_used = false;
     uint64_t value = 0;
     uint32_t commands = 0;
+    uint64_t staged_bytes = 0;
     std::vector<std::function<void()>> completions;
     std::vector<std::shared_ptr<void>> keep;
     std::vector<HostBuffer> large_staging;
@@ -119,6 +145,14 @@ class StreamCore {
   };
 
   hal_status open_batch_locked();
+  // Retires what has completed; waits for the oldest batch while kMaxBatchesInFlight are out,
+  // releasing the lock during the wait (only ever called while no batch is open).
+  hal_status reclaim_locked();
+  // Blocks until the timeline reaches |value| (in slices, so device loss is noticed); touches no
+  // state guarded by the lock and is called without it.
+  hal_status wait_semaphore(uint64_t value);
+  // Drops the open batch after a failure before submission: its work never runs.
+  void drop_open_locked();
   hal_status counter_value(uint64_t* value);
   void retire_locked(uint64_t completed);
   void release_batch_resources(Batch& batch);
@@ -135,6 +169,7 @@ class StreamCore {
   std::vector<std::unique_ptr<Batch>> spare_;
   std::unique_ptr<StagingChunk> chunk_;  // the staging chunk being filled for |open_|
   std::vector<std::unique_ptr<StagingChunk>> free_chunks_;
+  uint64_t open_serial_ = 0;
   uint64_t next_value_ = 1;
   uint64_t last_submitted_ = 0;
   uint64_t completed_ = 0;

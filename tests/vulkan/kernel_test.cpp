@@ -2,6 +2,7 @@
 // launch, buffer device addresses and shared memory sized at launch.
 #include "vk_test_util.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <vector>
@@ -308,6 +309,45 @@ TEST_F(Kernels, ManyLaunchesSpanSeveralBatches) {
   for (int i = 0; i < launches; ++i) ASSERT_OK(hal_launch(stream_, add, &config, args));
   std::vector<uint32_t> out = download<uint32_t>(dy, n);
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], static_cast<uint32_t>(launches)) << i;
+}
+
+// Back-to-back launches in one batch reuse descriptor sets and bindings only while function and
+// buffers stay the same: every change of function, buffer or offset must still take effect, also
+// with copies and fills recorded in between.
+TEST_F(Kernels, BackToBackLaunchesRebindWhatChanged) {
+  hal_module module = load("multi");
+  hal_function add = function(module, "add_value");
+  hal_function mul = function(module, "mul_value");
+  ASSERT_NE(add, nullptr);
+  ASSERT_NE(mul, nullptr);
+  const uint32_t n = 64;
+  hal_deviceptr x = upload(std::vector<uint32_t>(n, 0));
+  hal_deviceptr y = upload(std::vector<uint32_t>(n, 0));
+  hal_deviceptr z = alloc(n * 4);
+  const uint32_t skip = std::max<uint32_t>(info_.pointer_alignment, 4) / 4;  // elements
+  ASSERT_LT(skip, n);
+  auto launch = [&](hal_function fn, hal_deviceptr ptr, uint32_t value, uint32_t count) {
+    void* args[] = {&ptr, &value, &count};
+    hal_launch_config config = config_1d((count + 15) / 16);
+    ASSERT_OK(hal_launch(stream_, fn, &config, args));
+  };
+  for (int i = 0; i < 3; ++i) launch(add, x, 1, n);  // x = 3
+  launch(add, y, 2, n);                              // y = 2
+  ASSERT_OK(hal_memset_d32(stream_, z, 7, n));       // a fill in between
+  launch(add, x, 1, n);                              // x = 4
+  launch(mul, x, 3, n);                              // x = 12 (another function)
+  ASSERT_OK(hal_memcpy_dtod(stream_, z, y, n * 4));  // z = 2
+  launch(add, x + skip * 4, 5, n - skip);            // x[skip..] = 17 (an interior pointer)
+  launch(add, x, 100, skip);                         // x[..skip] = 112
+  launch(add, z, 1, n);                              // z = 3
+  std::vector<uint32_t> out_x = download<uint32_t>(x, n);
+  std::vector<uint32_t> out_y = download<uint32_t>(y, n);
+  std::vector<uint32_t> out_z = download<uint32_t>(z, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(out_x[i], i < skip ? 112u : 17u) << i;
+    ASSERT_EQ(out_y[i], 2u) << i;
+    ASSERT_EQ(out_z[i], 3u) << i;
+  }
 }
 
 TEST_F(Kernels, UnloadWhileLaunchesAreInFlight) {
