@@ -3,6 +3,8 @@
 #include "common/ranges.h"
 #include "common/registry.h"
 
+#include <shared_mutex>
+
 using namespace hal;
 
 namespace {
@@ -13,6 +15,7 @@ template <typename Body>
 hal_status with_stream(hal_stream stream, Body&& body) {
   auto s = find_as<StreamObject>(stream, HandleKind::kStream, "stream");
   if (!s) return HAL_ERROR_INVALID_HANDLE;
+  std::shared_lock memory(s->device->memory_mutex);  // no free while the ranges are in use
   std::lock_guard lock(s->mutex);
   if (!s->impl) return fail(HAL_ERROR_INVALID_HANDLE, "the stream was destroyed");
   HAL_RETURN_IF_ERROR(check_not_lost(*s->device));

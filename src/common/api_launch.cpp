@@ -5,6 +5,7 @@
 #include "common/registry.h"
 
 #include <cstring>
+#include <shared_mutex>
 
 using namespace hal;
 
@@ -130,6 +131,8 @@ HAL_API hal_status hal_launch(hal_stream stream, hal_function function,
                    f->impl->desc.name, f->module->device->label, dev.label);
     }
     HAL_REQUIRE_ARG(config != nullptr, "config is NULL");
+    // No free may release an allocation between checking the arguments and the backend's use.
+    std::shared_lock memory(dev.memory_mutex);
     LaunchParams params;
     HAL_RETURN_IF_ERROR(check_geometry(dev.impl->info, f->impl->desc, *config, &params));
     HAL_RETURN_IF_ERROR(check_args(dev, f->impl->desc, args, &params));

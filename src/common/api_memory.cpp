@@ -37,6 +37,7 @@ HAL_API hal_status hal_mem_free(hal_device device, hal_deviceptr ptr) {
   return guarded("hal_mem_free", [&]() -> hal_status {
     auto dev = lookup_device(device);
     if (!dev) return HAL_ERROR_INVALID_HANDLE;
+    std::unique_lock memory(dev->memory_mutex);  // waits for copies and launches in progress
     Allocation alloc;
     if (!dev->allocations.remove(ptr, &alloc)) {
       Allocation inside;
@@ -86,6 +87,7 @@ HAL_API hal_status hal_host_free(hal_device device, void* host) {
   return guarded("hal_host_free", [&]() -> hal_status {
     auto dev = lookup_device(device);
     if (!dev) return HAL_ERROR_INVALID_HANDLE;
+    std::unique_lock memory(dev->memory_mutex);  // copies may be reading the backend's record
     {
       std::lock_guard lock(dev->host_mutex);
       if (dev->host_allocations.erase(host) == 0) {

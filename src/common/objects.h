@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
 
 namespace hal {
@@ -24,6 +25,11 @@ struct DeviceObject : Object {
   const BackendEntry* backend = nullptr;
   std::string label;  // "vulkan:0 (llvmpipe ...)": used in messages
   AllocationTable allocations;
+  // Held shared by every call that resolves device or host pointers and hands them to the
+  // backend (copies, fills, launches), and exclusively by the frees. Without it a free on one
+  // thread could release the backend's record of an allocation that a launch on another thread
+  // has already validated and is about to use.
+  std::shared_mutex memory_mutex;
   std::mutex host_mutex;
   std::set<void*> host_allocations;
   // Set once a backend call reports HAL_ERROR_DEVICE_LOST; every later call fails fast.

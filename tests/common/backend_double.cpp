@@ -256,6 +256,7 @@ class DoubleStream : public hal::Stream {
     Call(DoubleStream& s, const char* what) : stream(s) {
       if (stream.busy_.exchange(true)) stream.device_.note_overlap();
       std::this_thread::yield();  // widens the window in which an overlap would be seen
+      stream.device_.stream_call_delay();
       status = stream.device_.enter(what);
       if (status == HAL_SUCCESS) stream.device_.next_tick();
     }

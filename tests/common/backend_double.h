@@ -24,6 +24,7 @@
 #include <hal/hal.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace hal_test {
@@ -80,6 +82,14 @@ class DoubleDevice : public hal::Device {
   void fail_next(hal_status status, std::string message = "failure injected by the test double");
   // While set, Stream::query and Event::query answer HAL_ERROR_NOT_READY.
   void set_pending(bool pending) { pending_.store(pending); }
+  // Every stream call (copy, fill, launch, ...) sleeps this long before touching memory, to
+  // widen races between streams and device calls in concurrency tests.
+  void set_stream_call_delay(std::chrono::microseconds delay) { delay_us_.store(delay.count()); }
+  void stream_call_delay() const {
+    if (const int64_t us = delay_us_.load(); us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(us));
+    }
+  }
   // Backend calls received so far by this device and its streams and events.
   uint64_t calls() const { return calls_.load(); }
   // Times two calls on one Stream object overlapped (the runtime promises this never happens).
@@ -116,6 +126,7 @@ class DoubleDevice : public hal::Device {
   std::set<void*> host_buffers_;
   hal_deviceptr next_address_ = 0;
   uint64_t next_token_ = 0;
+  std::atomic<int64_t> delay_us_{0};
   std::optional<std::pair<hal_status, std::string>> injected_;
   std::vector<RecordedLaunch> launches_;
   std::optional<RecordedModuleLoad> last_load_;

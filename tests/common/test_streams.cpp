@@ -2,6 +2,7 @@
 #include "test_util.h"
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -262,6 +263,56 @@ TEST_F(Streams, UnloadAndDestroyWhileOtherThreadsUseTheObjects) {
   }
   EXPECT_OK(hal_stream_synchronize(stream));
   EXPECT_EQ(gpu_double->overlapping_stream_calls(), 0u);
+}
+
+// A free racing with copies and launches that already validated the same pointer: each of them
+// either runs on the live allocation or is refused as out of range; none may reach the backend
+// with an allocation the backend no longer has (the double answers that with INTERNAL).
+TEST_F(Streams, FreeWhileOtherThreadsCopyAndLaunch) {
+  const std::vector<uint8_t> blob = spirv_blob(501);
+  declare_module(blob, "k(ptr)");
+  hal_module module = nullptr;
+  ASSERT_OK(hal_module_load(gpu, blob.data(), blob.size(), nullptr, &module));
+  hal_function k = nullptr;
+  ASSERT_OK(hal_module_get_function(module, "k", &k));
+  gpu_double->set_stream_call_delay(std::chrono::microseconds(300));
+  for (int round = 0; round < 3; ++round) {
+    hal_deviceptr p = 0;
+    ASSERT_OK(hal_mem_alloc(gpu, 256, &p));
+    std::atomic<int> unexpected{0};
+    std::atomic<int> ran{0};
+    std::vector<std::thread> users;
+    for (int t = 0; t < 3; ++t) {
+      users.emplace_back([&, t] {
+        hal_stream own = nullptr;
+        if (hal_stream_create(gpu, &own) != HAL_SUCCESS) {
+          ++unexpected;
+          return;
+        }
+        const hal_launch_config config = {{1, 1, 1}, {1, 1, 1}, 0};
+        void* args[] = {&p};
+        uint8_t byte = 7;
+        for (int i = 0; i < 20; ++i) {
+          const hal_status s =
+              (t + i) % 2 ? hal_memcpy_htod(own, p, &byte, 1) : hal_launch(own, k, &config, args);
+          if (s == HAL_SUCCESS) {
+            ++ran;
+          } else if (s != HAL_ERROR_OUT_OF_RANGE) {
+            ADD_FAILURE() << hal_status_string(s) << ": " << hal_last_error();
+            ++unexpected;
+          }
+        }
+        hal_stream_destroy(own);
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    EXPECT_OK(hal_mem_free(gpu, p));
+    for (std::thread& th : users) th.join();
+    EXPECT_EQ(unexpected.load(), 0);
+    EXPECT_GT(ran.load(), 0) << "the free came before any use: the race was not exercised";
+  }
+  gpu_double->set_stream_call_delay(std::chrono::microseconds(0));
+  EXPECT_OK(hal_module_unload(module));
 }
 
 }  // namespace
