@@ -388,7 +388,8 @@ typedef struct hal_specialization {
 typedef enum hal_module_flags {
   /* The shader sizes its shared memory through the specialization constant
    * |shared_bytes_constant_id| (an integer in bytes); hal_launch then sets it from
-   * hal_launch_config.shared_bytes. Vulkan only. */
+   * hal_launch_config.shared_bytes, which must not be 0 (an empty array is not valid SPIR-V:
+   * HAL_ERROR_INVALID_ARGUMENT). Vulkan only. */
   HAL_MODULE_SHARED_BYTES_CONSTANT = 1u << 0
 } hal_module_flags;
 

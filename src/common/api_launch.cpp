@@ -75,6 +75,12 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
                  "name a shared-bytes specialization constant in hal_module_options)",
                  config.shared_bytes, fn.name);
   }
+  if (config.shared_bytes == 0 && fn.shared_bytes_required) {
+    return failf(HAL_ERROR_INVALID_ARGUMENT,
+                 "shared_bytes is 0 but '{}' sizes its shared memory from it (the module's "
+                 "shared-bytes constant); give the bytes the kernel uses",
+                 fn.name);
+  }
   const uint64_t shared = uint64_t{fn.static_shared_bytes} + config.shared_bytes;
   if (info.max_shared_memory_per_block != 0 && shared > info.max_shared_memory_per_block) {
     return failf(HAL_ERROR_OUT_OF_RANGE,

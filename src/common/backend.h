@@ -76,6 +76,10 @@ struct FunctionDesc {
   // Whether hal_launch_config.shared_bytes > 0 can be honoured (CUDA: always; Vulkan: only
   // through a module's shared-bytes specialization constant).
   bool dynamic_shared = true;
+  // Whether the kernel's shared array is sized by hal_launch_config.shared_bytes alone (Vulkan's
+  // shared-bytes constant): 0 would make an empty array, which SPIR-V forbids and drivers crash
+  // on, so the runtime refuses it.
+  bool shared_bytes_required = false;
 };
 
 // A launch after validation: block resolved (never zero), and one entry per parameter in

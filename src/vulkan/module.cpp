@@ -202,6 +202,7 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
   }
   desc.static_shared_bytes = entry.workgroup_bytes;
   desc.dynamic_shared = options.shared_bytes_constant;
+  desc.shared_bytes_required = options.shared_bytes_constant;
 
   // Kernels with a fixed size compile now, so a compiler failure surfaces at load time.
   if (fixed && !options.shared_bytes_constant) {

@@ -547,6 +547,8 @@ std::vector<hal::FunctionDesc> parse_function_specs(const std::string& spec) {
       if (option.empty()) continue;
       if (option == "nodynamic") {
         desc.dynamic_shared = false;
+      } else if (option == "sharedrequired") {
+        desc.shared_bytes_required = true;
       } else if (option.rfind("block=", 0) == 0) {
         const std::vector<std::string> dims = split(option.substr(6), ',');
         if (dims.size() != 3) {

@@ -167,7 +167,8 @@ inline constexpr const char* kBrokenReason =
 //   params   ptr (a device pointer), u8 i8 u16 i16 u32 i32 f32 u64 i64 f64 (values), bytesN
 //            (an N-byte value, alignment 1), or a lone ? when the parameter list is unknown;
 //   options  block=X,Y,Z (a fixed block size), shared=N (static shared bytes), maxthreads=N,
-//            nodynamic (dynamic shared memory cannot be sized at launch).
+//            nodynamic (dynamic shared memory cannot be sized at launch), sharedrequired
+//            (shared_bytes must not be 0).
 // Example: "vadd(ptr, ptr, ptr, u32) block=64,1,1; fill(ptr, f32) nodynamic".
 // Throws std::invalid_argument on malformed text.
 void declare_module(const std::vector<uint8_t>& blob, const std::string& spec);

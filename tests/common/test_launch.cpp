@@ -20,6 +20,7 @@ class Launch : public DoubleTest {
                    "fixed(ptr) block=64,2,1;"
                    "shared(ptr) shared=1024;"
                    "nodyn(ptr) nodynamic;"
+                   "sized(ptr) sharedrequired;"
                    "opaque(?);"
                    "noargs();"
                    "small(u32) maxthreads=32;"
@@ -265,6 +266,16 @@ TEST_F(Launch, DynamicSharedMemoryNeedsAFunctionThatCanSizeIt) {
   EXPECT_TRUE(LastErrorIs("hal_launch", {"shared_bytes is 4", "'nodyn'"}));
   EXPECT_EQ(gpu_double->launches().size(), before);
   EXPECT_OK(launch(nodyn, {{1, 1, 1}, {1, 1, 1}, 0}, args));
+}
+
+TEST_F(Launch, SharedBytesOfZeroRefusedWhereTheyAloneSizeTheArray) {
+  hal_function sized = function(module_, "sized");
+  void* args[] = {&a_};
+  const size_t before = gpu_double->launches().size();
+  EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, launch(sized, {{1, 1, 1}, {1, 1, 1}, 0}, args));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"shared_bytes is 0", "'sized'"}));
+  EXPECT_EQ(gpu_double->launches().size(), before);
+  EXPECT_OK(launch(sized, {{1, 1, 1}, {1, 1, 1}, 16}, args));
 }
 
 TEST_F(Launch, BackendFailuresAreReported) {

@@ -259,6 +259,12 @@ TEST_F(Kernels, SharedMemorySizedAtLaunch) {
     for (uint32_t k = 0; k < 32; ++k) expected += x[g * 32 + k];
     ASSERT_EQ(sums[g], expected) << g;
   }
+  // The shared array is sized by shared_bytes alone: 0 would be an empty array, refused before
+  // the driver sees it.
+  hal_launch_config empty = config_1d(groups, 0, 0);
+  EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_launch(stream_, fn, &empty, args));
+  EXPECT_NE(std::string(hal_last_error()).find("shared_bytes is 0"), std::string::npos)
+      << hal_last_error();
   // Without the option the module cannot size shared memory at launch.
   hal_function fixed = function(load("shared_sum"), "main");
   ASSERT_NE(fixed, nullptr);
