@@ -190,6 +190,15 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   caps_.queue_family = static_cast<uint32_t>(family);
   caps_.buffer_device_address = e12.bufferDeviceAddress;
   caps_.scalar_block_layout = e12.scalarBlockLayout;
+  caps_.shader_float16 = e12.shaderFloat16;
+  caps_.shader_float64 = enable.features.shaderFloat64;
+  caps_.shader_int8 = e12.shaderInt8;
+  caps_.shader_int16 = enable.features.shaderInt16;
+  caps_.shader_int64 = enable.features.shaderInt64;
+  caps_.storage_buffer_16bit = e11.storageBuffer16BitAccess;
+  caps_.uniform_and_storage_buffer_16bit = e11.uniformAndStorageBuffer16BitAccess;
+  caps_.storage_buffer_8bit = e12.storageBuffer8BitAccess;
+  caps_.uniform_and_storage_buffer_8bit = e12.uniformAndStorageBuffer8BitAccess;
   caps_.timestamp_valid_bits = families[family].timestampValidBits;
   caps_.timestamps = caps_.timestamp_valid_bits > 0 && basic.limits.timestampPeriod > 0.0f;
   caps_.timestamp_period = basic.limits.timestampPeriod;

@@ -40,6 +40,16 @@ struct DeviceCaps {
   uint32_t queue_family = 0;
   bool buffer_device_address = false;
   bool scalar_block_layout = false;
+  // Shader features enabled on the logical device, checked against a module's capabilities.
+  bool shader_float16 = false;
+  bool shader_float64 = false;
+  bool shader_int8 = false;
+  bool shader_int16 = false;
+  bool shader_int64 = false;
+  bool storage_buffer_16bit = false;
+  bool uniform_and_storage_buffer_16bit = false;
+  bool storage_buffer_8bit = false;
+  bool uniform_and_storage_buffer_8bit = false;
   bool timestamps = false;
   float timestamp_period = 1.0f;  // nanoseconds per tick
   uint32_t timestamp_valid_bits = 0;

@@ -219,6 +219,46 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
 
 }  // namespace
 
+// The SPIR-V capabilities that depend on an optional device feature, with that feature. A
+// module declaring one the device lacks is refused here: drivers are not required to reject such
+// a module, and some crash on it.
+struct CapabilityNeed {
+  uint32_t capability;
+  const char* capability_name;
+  bool DeviceCaps::*feature;
+  const char* feature_name;
+};
+constexpr CapabilityNeed kCapabilityNeeds[] = {
+    {9, "Float16", &DeviceCaps::shader_float16, "shaderFloat16"},
+    {10, "Float64", &DeviceCaps::shader_float64, "shaderFloat64"},
+    {11, "Int64", &DeviceCaps::shader_int64, "shaderInt64"},
+    {22, "Int16", &DeviceCaps::shader_int16, "shaderInt16"},
+    {39, "Int8", &DeviceCaps::shader_int8, "shaderInt8"},
+    {4433, "StorageBuffer16BitAccess", &DeviceCaps::storage_buffer_16bit,
+     "storageBuffer16BitAccess"},
+    {4434, "UniformAndStorageBuffer16BitAccess", &DeviceCaps::uniform_and_storage_buffer_16bit,
+     "uniformAndStorageBuffer16BitAccess"},
+    {4448, "StorageBuffer8BitAccess", &DeviceCaps::storage_buffer_8bit, "storageBuffer8BitAccess"},
+    {4449, "UniformAndStorageBuffer8BitAccess", &DeviceCaps::uniform_and_storage_buffer_8bit,
+     "uniformAndStorageBuffer8BitAccess"},
+    {5347, "PhysicalStorageBufferAddresses", &DeviceCaps::buffer_device_address,
+     "bufferDeviceAddress"},
+};
+
+hal_status check_capabilities(const ReflectedModule& module, const DeviceCaps& caps) {
+  for (uint32_t capability : module.capabilities) {
+    for (const CapabilityNeed& need : kCapabilityNeeds) {
+      if (need.capability == capability && !(caps.*need.feature)) {
+        return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                          "the module declares the {} capability, but the device has no {} "
+                          "feature. Check hal_device_info.features before loading it",
+                          need.capability_name, need.feature_name);
+      }
+    }
+  }
+  return HAL_SUCCESS;
+}
+
 ShaderModuleHandle::~ShaderModuleHandle() {
   if (module != VK_NULL_HANDLE) device.vk().vkDestroyShaderModule(device.handle(), module, nullptr);
 }
@@ -331,11 +371,8 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   }
   status = check_options(reflected, options);
   if (status != HAL_SUCCESS) return status;
-  if (reflected.uses_physical_storage_buffer && !device.caps().buffer_device_address) {
-    return hal::fail(HAL_ERROR_NOT_SUPPORTED,
-                     "the module uses PhysicalStorageBufferAddresses, but the device has no "
-                     "bufferDeviceAddress feature");
-  }
+  status = check_capabilities(reflected, device.caps());
+  if (status != HAL_SUCCESS) return status;
 
   VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   info.codeSize = words.size() * 4;

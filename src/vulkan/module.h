@@ -38,6 +38,8 @@
 
 namespace hal::vulkan {
 
+struct DeviceCaps;
+
 class VulkanDevice;
 
 // Where parameter i of a function goes.
@@ -94,6 +96,10 @@ class VulkanModule : public hal::Module {
  private:
   VulkanDevice& device_;
 };
+
+// HAL_ERROR_NOT_SUPPORTED, naming the capability and the feature, when |module| declares a
+// SPIR-V capability that needs a device feature |caps| lacks (16-bit storage, Float64, ...).
+hal_status check_capabilities(const ReflectedModule& module, const DeviceCaps& caps);
 
 // Validates, reflects and loads a SPIR-V blob (see above).
 hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t size,

@@ -115,6 +115,7 @@ class Parser {
   std::string error_;
   uint32_t version_ = 0;
   bool physical_storage_buffer_ = false;
+  std::vector<uint32_t> capabilities_;
   std::vector<EntryRecord> entries_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> local_size_;  // function -> x,y,z
   std::unordered_map<uint32_t, std::vector<uint32_t>> local_size_id_;
@@ -185,6 +186,7 @@ bool Parser::parse_instruction(uint32_t op, size_t at, size_t length) {
   switch (op) {
     case kOpCapability:
       if (!need(2)) return false;
+      capabilities_.push_back(words_[at + 1]);
       if (words_[at + 1] == kCapabilityPhysicalStorageBufferAddresses) {
         physical_storage_buffer_ = true;
       }
@@ -458,6 +460,7 @@ bool Parser::build(ReflectedModule* out) {
   ReflectedModule module;
   module.version = version_;
   module.uses_physical_storage_buffer = physical_storage_buffer_;
+  module.capabilities = capabilities_;
 
   for (const auto& [id, constant] : constants_) {
     if (!constant.spec || !constant.constituents.empty()) continue;

@@ -68,6 +68,7 @@ struct ReflectedModule {
   std::vector<ReflectedEntryPoint> entry_points;  // GLCompute only, in declaration order
   std::vector<ReflectedSpecConstant> spec_constants;
   bool uses_physical_storage_buffer = false;  // the PhysicalStorageBufferAddresses capability
+  std::vector<uint32_t> capabilities;         // every OpCapability operand, in module order
 };
 
 // Parses |word_count| native-endian words. Returns false with |error| set (what was wrong and at
