@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backend_double.h"
+#include "hal_assertions.h"
 
 #include <hal/hal.h>
 
@@ -17,39 +18,11 @@
 
 namespace hal_test {
 
-// Passes when |actual| is |expected|; on failure shows both names and hal_last_error().
-inline ::testing::AssertionResult StatusIs(const char* expected_text, const char* actual_text,
-                                           hal_status expected, hal_status actual) {
-  if (expected == actual) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << actual_text << " returned " << hal_status_string(actual) << ", expected "
-         << hal_status_string(expected) << " (" << expected_text
-         << "); hal_last_error: " << hal_last_error();
-}
-
-#define EXPECT_HAL(expected, expr) EXPECT_PRED_FORMAT2(::hal_test::StatusIs, expected, expr)
-#define ASSERT_HAL(expected, expr) ASSERT_PRED_FORMAT2(::hal_test::StatusIs, expected, expr)
-#define EXPECT_OK(expr) EXPECT_HAL(HAL_SUCCESS, expr)
-#define ASSERT_OK(expr) ASSERT_HAL(HAL_SUCCESS, expr)
+using hal_testing::LastErrorHas;
+using hal_testing::LastErrorIs;
 
 inline bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
-}
-
-// Passes when hal_last_error() starts with "<call>:" and contains every part.
-inline ::testing::AssertionResult LastErrorIs(const char* call,
-                                              std::initializer_list<std::string_view> parts) {
-  const std::string text = hal_last_error();
-  if (!starts_with(text, std::string(call) + ": ")) {
-    return ::testing::AssertionFailure()
-           << "hal_last_error does not start with '" << call << ": ': " << text;
-  }
-  for (std::string_view part : parts) {
-    if (text.find(part) == std::string::npos) {
-      return ::testing::AssertionFailure() << "hal_last_error lacks '" << part << "': " << text;
-    }
-  }
-  return ::testing::AssertionSuccess();
 }
 
 // Sets an environment variable for one scope, restoring the previous value after.

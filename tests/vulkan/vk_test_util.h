@@ -8,6 +8,8 @@
 #include "vulkan/device.h"
 #include "vulkan/validation.h"
 
+#include "hal_assertions.h"
+
 #include <hal/hal.h>
 
 #include <gtest/gtest.h>
@@ -20,30 +22,7 @@
 
 namespace hal_vk_test {
 
-inline ::testing::AssertionResult StatusIs(const char* expected_text, const char* actual_text,
-                                           hal_status expected, hal_status actual) {
-  if (expected == actual) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << actual_text << " returned " << hal_status_string(actual) << ", expected "
-         << hal_status_string(expected) << " (" << expected_text
-         << "); hal_last_error: " << hal_last_error();
-}
-
-#define EXPECT_HAL(expected, expr) EXPECT_PRED_FORMAT2(::hal_vk_test::StatusIs, expected, expr)
-#define ASSERT_HAL(expected, expr) ASSERT_PRED_FORMAT2(::hal_vk_test::StatusIs, expected, expr)
-#define EXPECT_OK(expr) EXPECT_HAL(HAL_SUCCESS, expr)
-#define ASSERT_OK(expr) ASSERT_HAL(HAL_SUCCESS, expr)
-
-// Passes when hal_last_error() contains every part.
-inline ::testing::AssertionResult LastErrorHas(std::initializer_list<std::string> parts) {
-  const std::string text = hal_last_error();
-  for (const std::string& part : parts) {
-    if (text.find(part) == std::string::npos) {
-      return ::testing::AssertionFailure() << "hal_last_error lacks '" << part << "': " << text;
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using hal_testing::LastErrorHas;
 
 // The bytes of a test shader built into HAL_VK_SHADER_DIR.
 inline std::vector<uint8_t> read_shader(const std::string& name) {
