@@ -276,6 +276,12 @@ VulkanDevice::~VulkanDevice() {
   vk_.vkDestroyDevice(device_, nullptr);
 }
 
+void VulkanDevice::wait_idle() {
+  if (device_ == VK_NULL_HANDLE || lost()) return;
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  vk_.vkDeviceWaitIdle(device_);
+}
+
 hal_status VulkanDevice::lost_status() const {
   return hal::failf(HAL_ERROR_DEVICE_LOST,
                     "device '{}' was lost earlier (VK_ERROR_DEVICE_LOST); every call on it fails "

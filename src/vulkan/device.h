@@ -100,6 +100,11 @@ class VulkanDevice : public hal::Device {
   // vkQueueSubmit under the queue lock.
   hal_status submit(const VkSubmitInfo& info);
 
+  // Waits until the device has no work left (vkDeviceWaitIdle under the queue lock). Called at
+  // process exit: hal keeps its devices for the whole process, and a CPU driver still running
+  // work on its own threads while the process tears down its libraries can crash.
+  void wait_idle();
+
   // Streams register themselves so device synchronisation and frees can wait for them.
   void register_stream(const std::shared_ptr<StreamCore>& core);
   // Flushes and waits for every live stream of this device.

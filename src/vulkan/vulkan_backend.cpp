@@ -7,12 +7,24 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
 namespace hal {
 namespace vulkan {
 namespace {
+
+// The devices to quiesce at process exit. Devices live until the process ends (the registry
+// never destroys them), so the raw pointers stay valid.
+std::vector<VulkanDevice*>& exit_list() {
+  static auto* list = new std::vector<VulkanDevice*>();
+  return *list;
+}
+
+void wait_idle_at_exit() {
+  for (VulkanDevice* device : exit_list()) device->wait_idle();
+}
 
 class VulkanBackend : public Backend {
  public:
@@ -58,8 +70,12 @@ class VulkanBackend : public Backend {
         hal::clear_pending_error();
         continue;
       }
+      exit_list().push_back(device.get());
       devices->push_back(std::move(device));
     }
+    // Registered after the driver was loaded, so it runs before the driver's own exit handlers.
+    static const bool registered = std::atexit(&wait_idle_at_exit) == 0;
+    (void)registered;
     return HAL_SUCCESS;
   }
 };
