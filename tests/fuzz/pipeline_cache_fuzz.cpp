@@ -1,0 +1,17 @@
+// libFuzzer target: hal_fuzz::pipeline_cache_one (see fuzz_entries.h). Seed it with
+// corpus/pipeline_cache/.
+#include "fuzz_entries.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string problem = hal_fuzz::pipeline_cache_one(data, size);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "pipeline_cache_fuzz: %s\n", problem.c_str());
+    __builtin_trap();
+  }
+  return 0;
+}

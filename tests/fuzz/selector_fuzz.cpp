@@ -1,0 +1,16 @@
+// libFuzzer target: hal_fuzz::selector_one (see fuzz_entries.h). Seed it with corpus/selector/.
+#include "fuzz_entries.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string problem = hal_fuzz::selector_one(data, size);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "selector_fuzz: %s\n", problem.c_str());
+    __builtin_trap();
+  }
+  return 0;
+}
