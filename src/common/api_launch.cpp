@@ -107,13 +107,15 @@ hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* con
     if (fn.params[i].kind != HAL_PARAM_POINTER) continue;
     hal_deviceptr ptr = 0;
     std::memcpy(&ptr, args[i], sizeof(ptr));
-    const std::string what = fmt::format("'{}' parameter {} (a pointer)", fn.name, i);
-    HAL_RETURN_IF_ERROR(resolve_range(dev, ptr, 0, what.c_str(), &params->pointers[i]));
+    // The parameter's name is formatted only on failure: this loop runs on every launch.
+    if (hal_status s = resolve_range(dev, ptr, 0, "it", &params->pointers[i]); s != HAL_SUCCESS) {
+      return failf(s, "'{}' parameter {} (a pointer): {}", fn.name, i, pending_error());
+    }
     if (alignment > 1 && ptr % alignment != 0) {
       return failf(HAL_ERROR_INVALID_ARGUMENT,
-                   "{} is {:#x}, which is not a multiple of {} bytes, the pointer alignment "
-                   "device {} requires",
-                   what, ptr, alignment, dev.label);
+                   "'{}' parameter {} (a pointer) is {:#x}, which is not a multiple of {} bytes, "
+                   "the pointer alignment device {} requires",
+                   fn.name, i, ptr, alignment, dev.label);
     }
   }
   return HAL_SUCCESS;
