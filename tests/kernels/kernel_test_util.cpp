@@ -56,39 +56,6 @@ bool find_device(hal_ir ir, hal_device* device, hal_device_info* info, std::stri
   return false;
 }
 
-Kernel::~Kernel() {
-  if (module != nullptr) hal_module_unload(module);
-}
-
-void Kernel::load(hal_device device, const std::string& name, hal_ir ir,
-                  const std::vector<hal_specialization>& specializations) {
-  const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), ir);
-  ASSERT_NE(blob, nullptr) << "the pack has no " << ir_name(ir) << " kernel " << name;
-  info = blob->kernel;
-  hal_module_options options{};
-  options.struct_size = sizeof options;
-  options.ir = ir;
-  options.specialization_count = static_cast<uint32_t>(specializations.size());
-  options.specializations = specializations.empty() ? nullptr : specializations.data();
-  hal_status s = hal_module_load(device, blob->data, blob->size, &options, &module);
-  ASSERT_EQ(s, HAL_SUCCESS) << name << ": " << last_error(s);
-  s = hal_module_get_function(module, blob->entry_point, &function);
-  ASSERT_EQ(s, HAL_SUCCESS) << name << ": " << last_error(s);
-}
-
-void Kernel::launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
-                    std::vector<void*> args) const {
-  ASSERT_NE(info, nullptr);
-  ASSERT_EQ(args.size(), info->param_count) << info->name;
-  hal_launch_config config{};
-  config.grid[0] = gx;
-  config.grid[1] = gy;
-  config.grid[2] = gz;
-  for (int i = 0; i < 3; ++i) config.block[i] = info->block[i];
-  const hal_status s = hal_launch(stream, function, &config, args.data());
-  ASSERT_EQ(s, HAL_SUCCESS) << info->name << ": " << last_error(s);
-}
-
 bool supports(const hal_device_info& info, const std::string& name, std::string* why) {
   const hal_kernel_info* k = hal_kernels_info(name.c_str());
   if (k == nullptr) {

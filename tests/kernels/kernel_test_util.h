@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <hal/hal.h>
 #include <hal_kernels/hal_kernels.h>
+
 #include <hal_kernels/reference.h>
+#include "pack_kernel.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -68,23 +70,7 @@ class IrTest : public IrTestBase<hal_ir> {
   hal_ir ir() const override { return GetParam(); }
 };
 
-// A loaded kernel of the pack; unloads itself.
-class Kernel {
- public:
-  Kernel() = default;
-  ~Kernel();
-  Kernel(const Kernel&) = delete;
-  Kernel& operator=(const Kernel&) = delete;
-  // Loads |name| in |ir| with optional specializations. Fails the test on error.
-  void load(hal_device device, const std::string& name, hal_ir ir,
-            const std::vector<hal_specialization>& specializations = {});
-  // Launches with the manifest's block size; fails the test on error.
-  void launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
-              std::vector<void*> args) const;
-  const hal_kernel_info* info = nullptr;
-  hal_module module = nullptr;
-  hal_function function = nullptr;
-};
+using hal_kernels_testing::Kernel;
 
 // A device buffer of |count| elements of fp32 or fp16 storage, freed by the destructor.
 class Buffer {

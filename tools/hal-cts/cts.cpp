@@ -158,38 +158,6 @@ Buffer::~Buffer() {
   if (status_ == HAL_SUCCESS) hal_mem_free(device_, ptr);
 }
 
-Kernel::~Kernel() {
-  if (module != nullptr) hal_module_unload(module);
-}
-
-void Kernel::load(hal_device device, const std::string& name, hal_ir ir,
-                  const std::vector<hal_specialization>& specializations) {
-  const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), ir);
-  ASSERT_NE(blob, nullptr) << "the kernel pack has no " << name;
-  info = blob->kernel;
-  hal_module_options opts{};
-  opts.struct_size = sizeof opts;
-  opts.ir = ir;
-  opts.specialization_count = static_cast<uint32_t>(specializations.size());
-  opts.specializations = specializations.empty() ? nullptr : specializations.data();
-  hal_status s = hal_module_load(device, blob->data, blob->size, &opts, &module);
-  ASSERT_EQ(s, HAL_SUCCESS) << "hal_module_load(" << name << ") -> " << describe(s);
-  s = hal_module_get_function(module, blob->entry_point, &function);
-  ASSERT_EQ(s, HAL_SUCCESS) << "hal_module_get_function(" << name << ") -> " << describe(s);
-}
-
-void Kernel::launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
-                    std::vector<void*> args) const {
-  ASSERT_NE(function, nullptr);
-  hal_launch_config config{};
-  config.grid[0] = gx;
-  config.grid[1] = gy;
-  config.grid[2] = gz;
-  for (int i = 0; i < 3; ++i) config.block[i] = info->block[i];
-  const hal_status s = hal_launch(stream, function, &config, args.data());
-  ASSERT_EQ(s, HAL_SUCCESS) << "hal_launch(" << info->name << ") -> " << describe(s);
-}
-
 std::vector<uint8_t> pattern(size_t bytes, uint32_t seed) {
   std::vector<uint8_t> out(bytes);
   uint32_t x = seed * 2654435761u + 12345u;

@@ -7,6 +7,8 @@
 #include <hal/hal.h>
 #include <hal_kernels/hal_kernels.h>
 
+#include "pack_kernel.h"
+
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -107,23 +109,7 @@ class Buffer {
   hal_status status_;
 };
 
-// A loaded kernel of the pack; unloads itself.
-class Kernel {
- public:
-  Kernel() = default;
-  ~Kernel();
-  Kernel(const Kernel&) = delete;
-  Kernel& operator=(const Kernel&) = delete;
-  // Loads |name| in |ir| with optional specializations; fails the test on error.
-  void load(hal_device device, const std::string& name, hal_ir ir,
-            const std::vector<hal_specialization>& specializations = {});
-  // Launches with the manifest's block size; fails the test on error.
-  void launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
-              std::vector<void*> args) const;
-  const hal_kernel_info* info = nullptr;
-  hal_module module = nullptr;
-  hal_function function = nullptr;
-};
+using hal_kernels_testing::Kernel;
 
 // Deterministic bytes for copy checks.
 std::vector<uint8_t> pattern(size_t bytes, uint32_t seed);

@@ -1,0 +1,47 @@
+#include "pack_kernel.h"
+
+#include <gtest/gtest.h>
+
+namespace hal_kernels_testing {
+namespace {
+
+std::string describe(hal_status status) {
+  return std::string(hal_status_string(status)) + ": " + hal_last_error();
+}
+
+}  // namespace
+
+Kernel::~Kernel() {
+  if (module != nullptr) hal_module_unload(module);
+}
+
+void Kernel::load(hal_device device, const std::string& name, hal_ir ir,
+                  const std::vector<hal_specialization>& specializations) {
+  const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), ir);
+  ASSERT_NE(blob, nullptr) << "the kernel pack has no " << name << " for IR " << ir;
+  info = blob->kernel;
+  hal_module_options options{};
+  options.struct_size = sizeof options;
+  options.ir = ir;
+  options.specialization_count = static_cast<uint32_t>(specializations.size());
+  options.specializations = specializations.empty() ? nullptr : specializations.data();
+  hal_status s = hal_module_load(device, blob->data, blob->size, &options, &module);
+  ASSERT_EQ(s, HAL_SUCCESS) << "hal_module_load(" << name << ") -> " << describe(s);
+  s = hal_module_get_function(module, blob->entry_point, &function);
+  ASSERT_EQ(s, HAL_SUCCESS) << "hal_module_get_function(" << name << ") -> " << describe(s);
+}
+
+void Kernel::launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
+                    std::vector<void*> args) const {
+  ASSERT_NE(info, nullptr);
+  ASSERT_EQ(args.size(), info->param_count) << info->name;
+  hal_launch_config config{};
+  config.grid[0] = gx;
+  config.grid[1] = gy;
+  config.grid[2] = gz;
+  for (int i = 0; i < 3; ++i) config.block[i] = info->block[i];
+  const hal_status s = hal_launch(stream, function, &config, args.data());
+  ASSERT_EQ(s, HAL_SUCCESS) << "hal_launch(" << info->name << ") -> " << describe(s);
+}
+
+}  // namespace hal_kernels_testing
