@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/objects.h"
+#include "common/trace.h"
 
 #include <cstring>
 #include <new>
@@ -11,7 +12,7 @@
 namespace hal {
 
 template <typename Body>
-hal_status guarded(const char* call, Body&& body) noexcept {
+hal_status run_guarded(const char* call, Body& body) noexcept {
   hal_status status;
   try {
     clear_pending_error();
@@ -26,6 +27,18 @@ hal_status guarded(const char* call, Body&& body) noexcept {
   }
   if (status != HAL_SUCCESS) publish_error(call, status);
   return status;
+}
+
+template <typename Body>
+hal_status guarded(const char* call, Body&& body) noexcept {
+  // The timeline trace costs this one branch when HAL_TRACE is not set.
+  if (trace::on()) [[unlikely]] {
+    const uint64_t begin = trace::now_ns();
+    const hal_status status = run_guarded(call, body);
+    trace::api_call(call, begin, trace::now_ns(), status);
+    return status;
+  }
+  return run_guarded(call, body);
 }
 
 // Checks a struct_size field: at least |minimum| (the first published size).

@@ -120,16 +120,30 @@ hal_status CudaDevice::create_event(std::unique_ptr<Event>* out) {
 // Streams
 // ===========================================================================================
 
+CudaStream::CudaStream(CudaDevice& device, CUstream stream) : device_(device), stream_(stream) {
+  if (trace::on()) {
+    trace_ = std::make_unique<StreamTrace>(device_, stream_);
+    if (!trace_->ok()) trace_.reset();
+  }
+}
+
 CudaStream::~CudaStream() {
   // The runtime synchronised already. On a lost device the driver may refuse; nothing to do.
   if (device_.enter() != HAL_SUCCESS) clear_pending_error();
+  trace_.reset();  // resolves the last spans; needs the stream
   device_.api().cuStreamDestroy(stream_);
 }
+
+namespace {
+using Kind = trace::Op::Kind;
+}  // namespace
 
 // The failure text is only formatted on failure: these calls are on the hot path.
 hal_status CudaStream::copy_htod(const DeviceRange& dst, const void* src, size_t size) {
   if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
-  const CUresult result = device_.api().cuMemcpyHtoDAsync(dst.address(), src, size, stream_);
+  const CUresult result = issue_traced(
+      [&] { return device_.api().cuMemcpyHtoDAsync(dst.address(), src, size, stream_); },
+      [&] { return trace::Op::transfer(Kind::kCopyHostToDevice, size); });
   if (result != CUDA_SUCCESS) {
     return device_.check(result, fmt::format("cuMemcpyHtoDAsync of {} bytes", size));
   }
@@ -141,15 +155,18 @@ hal_status CudaStream::copy_htod(const DeviceRange& dst, const void* src, size_t
 
 hal_status CudaStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size) {
   if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
-  const CUresult result = device_.api().cuMemcpyDtoHAsync(dst, src.address(), size, stream_);
+  const CUresult result = issue_traced(
+      [&] { return device_.api().cuMemcpyDtoHAsync(dst, src.address(), size, stream_); },
+      [&] { return trace::Op::transfer(Kind::kCopyDeviceToHost, size); });
   if (result == CUDA_SUCCESS) return HAL_SUCCESS;
   return device_.check(result, fmt::format("cuMemcpyDtoHAsync of {} bytes", size));
 }
 
 hal_status CudaStream::copy_dtod(const DeviceRange& dst, const DeviceRange& src, size_t size) {
   if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
-  const CUresult result =
-      device_.api().cuMemcpyDtoDAsync(dst.address(), src.address(), size, stream_);
+  const CUresult result = issue_traced(
+      [&] { return device_.api().cuMemcpyDtoDAsync(dst.address(), src.address(), size, stream_); },
+      [&] { return trace::Op::transfer(Kind::kCopyDeviceToDevice, size); });
   if (result == CUDA_SUCCESS) return HAL_SUCCESS;
   return device_.check(result, fmt::format("cuMemcpyDtoDAsync of {} bytes", size));
 }
@@ -157,14 +174,20 @@ hal_status CudaStream::copy_dtod(const DeviceRange& dst, const DeviceRange& src,
 hal_status CudaStream::fill(const DeviceRange& dst, uint32_t pattern, uint32_t pattern_size,
                             size_t bytes) {
   if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
+  const auto describe = [&] { return trace::Op::transfer(Kind::kFill, bytes); };
   if (pattern_size == 4) {
-    const CUresult result =
-        device_.api().cuMemsetD32Async(dst.address(), pattern, bytes / 4, stream_);
+    const CUresult result = issue_traced(
+        [&] { return device_.api().cuMemsetD32Async(dst.address(), pattern, bytes / 4, stream_); },
+        describe);
     if (result == CUDA_SUCCESS) return HAL_SUCCESS;
     return device_.check(result, fmt::format("cuMemsetD32Async of {} words", bytes / 4));
   }
-  const CUresult result = device_.api().cuMemsetD8Async(
-      dst.address(), static_cast<unsigned char>(pattern), bytes, stream_);
+  const CUresult result = issue_traced(
+      [&] {
+        return device_.api().cuMemsetD8Async(dst.address(), static_cast<unsigned char>(pattern),
+                                             bytes, stream_);
+      },
+      describe);
   if (result == CUDA_SUCCESS) return HAL_SUCCESS;
   return device_.check(result, fmt::format("cuMemsetD8Async of {} bytes", bytes));
 }
@@ -202,9 +225,16 @@ hal_status CudaStream::launch(Function& function, const LaunchParams& params) {
 
   // kernelParams is not written by the driver; the cast only matches its C signature.
   void** args = const_cast<void**>(params.args);
-  const CUresult result = api.cuLaunchKernel(
-      cuda_function.handle, params.grid[0], params.grid[1], params.grid[2], params.block[0],
-      params.block[1], params.block[2], params.shared_bytes, stream_, args, nullptr);
+  const CUresult result = issue_traced(
+      [&] {
+        return api.cuLaunchKernel(cuda_function.handle, params.grid[0], params.grid[1],
+                                  params.grid[2], params.block[0], params.block[1], params.block[2],
+                                  params.shared_bytes, stream_, args, nullptr);
+      },
+      [&] {
+        return trace::Op::kernel_launch(function.desc.name, params.grid, params.block,
+                                        params.shared_bytes);
+      });
   if (result == CUDA_SUCCESS) return HAL_SUCCESS;
   return device_.check(
       result, fmt::format("cuLaunchKernel of '{}' (grid {}x{}x{}, block {}x{}x{}, {} shared bytes)",
@@ -228,13 +258,17 @@ hal_status CudaStream::wait(Event& event) {
 
 hal_status CudaStream::synchronize() {
   if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
-  return device_.check(device_.api().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  const hal_status status =
+      device_.check(device_.api().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  if (status == HAL_SUCCESS && trace_) trace_->resolve();
+  return status;
 }
 
 hal_status CudaStream::query() {
   if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
   const CUresult result = device_.api().cuStreamQuery(stream_);
   if (result == CUDA_ERROR_NOT_READY) return HAL_ERROR_NOT_READY;
+  if (result == CUDA_SUCCESS && trace_) trace_->resolve();
   return device_.check(result, "cuStreamQuery");
 }
 

@@ -25,13 +25,16 @@
 
 #include "common/backend.h"
 #include "cuda/cuda_device.h"
+#include "cuda/stream_trace.h"
+
+#include <memory>
 
 namespace hal::cuda {
 
 class CudaStream final : public Stream {
  public:
   // Takes ownership of |stream|.
-  CudaStream(CudaDevice& device, CUstream stream) : device_(device), stream_(stream) {}
+  CudaStream(CudaDevice& device, CUstream stream);
   ~CudaStream() override;
 
   hal_status copy_htod(const DeviceRange& dst, const void* src, size_t size) override;
@@ -46,8 +49,20 @@ class CudaStream final : public Stream {
   hal_status query() override;
 
  private:
+  // Issues one operation through |issue| (returns its CUresult), bracketed for the timeline
+  // trace when it is on; |describe| builds the trace's description only then.
+  template <typename Issue, typename Describe>
+  CUresult issue_traced(Issue&& issue, Describe&& describe) {
+    if (!trace_) return issue();
+    CUevent begin = trace_->begin();
+    const CUresult result = issue();
+    trace_->end(begin, result == CUDA_SUCCESS, describe());
+    return result;
+  }
+
   CudaDevice& device_;
   CUstream stream_;
+  std::unique_ptr<StreamTrace> trace_;  // only with the timeline trace on
 };
 
 class CudaEvent final : public Event {

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "vulkan/event.h"
 #include "vulkan/memory.h"
 #include "vulkan/module.h"
@@ -52,6 +53,27 @@ int pick_queue_family(VkPhysicalDevice physical) {
     }
   }
   return best;
+}
+
+// Whether the device can read its timestamp clock together with the host's monotonic clock
+// (the one std::chrono::steady_clock reads on Linux).
+bool calibrates_against_host(VkPhysicalDevice physical) {
+  if (vkGetPhysicalDeviceCalibrateableTimeDomainsEXT == nullptr) return false;
+  uint32_t count = 0;
+  if (vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(physical, &count, nullptr) != VK_SUCCESS) {
+    return false;
+  }
+  std::vector<VkTimeDomainEXT> domains(count);
+  if (vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(physical, &count, domains.data()) !=
+      VK_SUCCESS) {
+    return false;
+  }
+  bool device = false, monotonic = false;
+  for (VkTimeDomainEXT domain : domains) {
+    device = device || domain == VK_TIME_DOMAIN_DEVICE_EXT;
+    monotonic = monotonic || domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+  }
+  return device && monotonic;
 }
 
 }  // namespace
@@ -171,6 +193,11 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   queue_info.pQueuePriorities = &priority;
   std::vector<const char*> enabled_extensions;
   if (subgroup_ext) enabled_extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  // Only the timeline trace reads calibrated timestamps: enabled only when it is on.
+  const bool calibrated = hal::trace::on() &&
+                          has_extension(extensions, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) &&
+                          calibrates_against_host(physical);
+  if (calibrated) enabled_extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
   VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   device_info.pNext = &enable;
   device_info.queueCreateInfoCount = 1;
@@ -202,6 +229,7 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   caps_.timestamp_valid_bits = families[family].timestampValidBits;
   caps_.timestamps = caps_.timestamp_valid_bits > 0 && basic.limits.timestampPeriod > 0.0f;
   caps_.timestamp_period = basic.limits.timestampPeriod;
+  caps_.calibrated_timestamps = calibrated && vk_.vkGetCalibratedTimestampsEXT != nullptr;
   caps_.max_memory_allocation_size = props11.maxMemoryAllocationSize;
   caps_.max_buffer_size = is13 ? maintenance4.maxBufferSize : props11.maxMemoryAllocationSize;
   std::memcpy(caps_.device_uuid, props11.deviceUUID, 16);
@@ -294,6 +322,35 @@ hal_status VulkanDevice::check(VkResult result, std::string_view what, std::stri
     if (!lost_.exchange(true)) hal::log()->error("vulkan: device '{}' lost in {}", info.name, what);
   }
   return vk_fail(result, what, hint);
+}
+
+uint64_t VulkanDevice::trace_host_ns(uint64_t ticks, uint64_t anchor_ns) {
+  const uint32_t bits = caps_.timestamp_valid_bits;
+  if (bits < 64) ticks &= (uint64_t{1} << bits) - 1;
+  const auto device_ns = static_cast<int64_t>(static_cast<double>(ticks) * caps_.timestamp_period);
+  std::call_once(trace_clock_once_, [&] {
+    if (caps_.calibrated_timestamps) {
+      VkCalibratedTimestampInfoEXT domains[2] = {
+          {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
+          {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr,
+           VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
+      uint64_t stamps[2] = {0, 0};
+      uint64_t deviation = 0;
+      if (vk_.vkGetCalibratedTimestampsEXT(device_, 2, domains, stamps, &deviation) == VK_SUCCESS) {
+        const uint64_t device_stamp =
+            bits < 64 ? stamps[0] & ((uint64_t{1} << bits) - 1) : stamps[0];
+        trace_clock_offset_ns_ =
+            static_cast<int64_t>(stamps[1]) -
+            static_cast<int64_t>(static_cast<double>(device_stamp) * caps_.timestamp_period);
+        return;
+      }
+    }
+    // Without a calibration the first span seen is placed at its submission: an estimate that
+    // keeps every later span in the right place relative to it.
+    trace_clock_offset_ns_ = static_cast<int64_t>(anchor_ns) - device_ns;
+  });
+  const int64_t host = device_ns + trace_clock_offset_ns_;
+  return host > 0 ? static_cast<uint64_t>(host) : 0;
 }
 
 hal_status VulkanDevice::submit(const VkSubmitInfo& submit_info) {

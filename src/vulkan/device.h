@@ -53,6 +53,8 @@ struct DeviceCaps {
   bool timestamps = false;
   float timestamp_period = 1.0f;  // nanoseconds per tick
   uint32_t timestamp_valid_bits = 0;
+  // VK_EXT_calibrated_timestamps is enabled (only with the timeline trace on).
+  bool calibrated_timestamps = false;
   uint64_t max_memory_allocation_size = 0;
   uint64_t max_buffer_size = 0;
   uint8_t device_uuid[16] = {};
@@ -105,6 +107,11 @@ class VulkanDevice : public hal::Device {
   // work on its own threads while the process tears down its libraries can crash.
   void wait_idle();
 
+  // Converts a timestamp written on this device's queue to the trace's host clock (trace::now_ns).
+  // |anchor_ns| is a host time no later than the timestamp (its batch's submission): without
+  // calibrated timestamps the first conversion aligns the two clocks there.
+  uint64_t trace_host_ns(uint64_t ticks, uint64_t anchor_ns);
+
   // Streams register themselves so device synchronisation and frees can wait for them.
   void register_stream(const std::shared_ptr<StreamCore>& core);
   // Flushes and waits for every live stream of this device.
@@ -129,6 +136,8 @@ class VulkanDevice : public hal::Device {
   std::unique_ptr<MemoryManager> memory_;
   std::unique_ptr<PipelineCache> pipeline_cache_;
   std::atomic<bool> lost_{false};
+  std::once_flag trace_clock_once_;
+  int64_t trace_clock_offset_ns_ = 0;  // host ns minus device ns, set once
   std::mutex streams_mutex_;
   std::vector<std::weak_ptr<StreamCore>> streams_;
 };

@@ -24,6 +24,24 @@ Located locate(const DeviceRange& range) {
   return Located{chunk.block, chunk.offset + range.offset};
 }
 
+using Kind = trace::Op::Kind;
+
+// Runs |work|, a copy or fill the host does itself (the stream is idle and the memory mapped),
+// and with the timeline trace on puts it on the stream's row, timed by the host clock.
+template <typename Work>
+void on_host(const StreamCore& core, const hal_device_info& device, Kind kind, uint64_t bytes,
+             Work&& work) {
+  if (!trace::on()) {
+    work();
+    return;
+  }
+  const uint64_t begin = trace::now_ns();
+  work();
+  trace::Op op = trace::Op::transfer(kind, bytes);
+  op.on_host = true;
+  trace::device_span(device, core.trace_row(), op, begin, trace::now_ns());
+}
+
 }  // namespace
 
 VulkanStream::VulkanStream(std::shared_ptr<StreamCore> core)
@@ -36,10 +54,12 @@ VulkanStream::~VulkanStream() {
 }
 
 hal_status VulkanStream::record_copy(VkBuffer src, uint64_t src_offset, VkBuffer dst,
-                                     uint64_t dst_offset, uint64_t size,
+                                     uint64_t dst_offset, uint64_t size, Kind kind,
                                      std::function<void()> on_complete) {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
-  hal_status status = core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd);
+  const trace::Op traced = trace::on() ? trace::Op::transfer(kind, size) : trace::Op{};
+  hal_status status =
+      core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd, trace::on() ? &traced : nullptr);
   if (status != HAL_SUCCESS) return status;
   VkBufferCopy region{src_offset, dst_offset, size};
   device_.vk().vkCmdCopyBuffer(cmd, src, dst, 1, &region);
@@ -54,14 +74,16 @@ hal_status VulkanStream::copy_htod(const DeviceRange& dst, const void* src, size
   auto lock = core_->lock();
   const Located to = locate(dst);
   if (to.block->mapped != nullptr && core_->idle_locked()) {
-    std::memcpy(to.block->mapped + to.offset, src, size);
+    on_host(*core_, device_.info, Kind::kCopyHostToDevice, size,
+            [&] { std::memcpy(to.block->mapped + to.offset, src, size); });
     return HAL_SUCCESS;
   }
   StagingSpan span;
   hal_status status = core_->stage(size, &span);
   if (status != HAL_SUCCESS) return status;
   std::memcpy(span.host, src, size);
-  return record_copy(span.buffer, span.offset, to.block->buffer, to.offset, size);
+  return record_copy(span.buffer, span.offset, to.block->buffer, to.offset, size,
+                     Kind::kCopyHostToDevice);
 }
 
 hal_status VulkanStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size) {
@@ -69,20 +91,23 @@ hal_status VulkanStream::copy_dtoh(void* dst, const DeviceRange& src, size_t siz
   auto lock = core_->lock();
   const Located from = locate(src);
   if (from.block->mapped != nullptr && core_->idle_locked()) {
-    std::memcpy(dst, from.block->mapped + from.offset, size);
+    on_host(*core_, device_.info, Kind::kCopyDeviceToHost, size,
+            [&] { std::memcpy(dst, from.block->mapped + from.offset, size); });
     return HAL_SUCCESS;
   }
   VkBuffer host_buffer = VK_NULL_HANDLE;
   uint64_t host_offset = 0;
   hal_status status = HAL_SUCCESS;
   if (device_.memory().find_host(dst, size, &host_buffer, &host_offset)) {
-    status = record_copy(from.block->buffer, from.offset, host_buffer, host_offset, size);
+    status = record_copy(from.block->buffer, from.offset, host_buffer, host_offset, size,
+                         Kind::kCopyDeviceToHost);
   } else {
     StagingSpan span;
     status = core_->stage(size, &span);
     if (status != HAL_SUCCESS) return status;
     uint8_t* staged = span.host;
     status = record_copy(from.block->buffer, from.offset, span.buffer, span.offset, size,
+                         Kind::kCopyDeviceToHost,
                          [dst, staged, size] { std::memcpy(dst, staged, size); });
   }
   if (status != HAL_SUCCESS) return status;
@@ -96,10 +121,13 @@ hal_status VulkanStream::copy_dtod(const DeviceRange& dst, const DeviceRange& sr
   const Located to = locate(dst);
   const Located from = locate(src);
   if (to.block->mapped != nullptr && from.block->mapped != nullptr && core_->idle_locked()) {
-    std::memmove(to.block->mapped + to.offset, from.block->mapped + from.offset, size);
+    on_host(*core_, device_.info, Kind::kCopyDeviceToDevice, size, [&] {
+      std::memmove(to.block->mapped + to.offset, from.block->mapped + from.offset, size);
+    });
     return HAL_SUCCESS;
   }
-  return record_copy(from.block->buffer, from.offset, to.block->buffer, to.offset, size);
+  return record_copy(from.block->buffer, from.offset, to.block->buffer, to.offset, size,
+                     Kind::kCopyDeviceToDevice);
 }
 
 hal_status VulkanStream::fill_bytes_staged(VkBuffer buffer, uint64_t offset, uint8_t value,
@@ -108,7 +136,7 @@ hal_status VulkanStream::fill_bytes_staged(VkBuffer buffer, uint64_t offset, uin
   hal_status status = core_->stage(size, &span);
   if (status != HAL_SUCCESS) return status;
   std::memset(span.host, value, size);
-  return record_copy(span.buffer, span.offset, buffer, offset, size);
+  return record_copy(span.buffer, span.offset, buffer, offset, size, Kind::kFill);
 }
 
 hal_status VulkanStream::fill(const DeviceRange& dst, uint32_t pattern, uint32_t pattern_size,
@@ -118,12 +146,14 @@ hal_status VulkanStream::fill(const DeviceRange& dst, uint32_t pattern, uint32_t
   const Located to = locate(dst);
   const uint32_t word = pattern_size == 1 ? (pattern & 0xFFu) * 0x01010101u : pattern;
   if (to.block->mapped != nullptr && core_->idle_locked()) {
-    uint8_t* p = to.block->mapped + to.offset;
-    if (pattern_size == 1) {
-      std::memset(p, static_cast<int>(pattern & 0xFF), bytes);
-    } else {
-      for (size_t i = 0; i < bytes; i += 4) std::memcpy(p + i, &word, 4);
-    }
+    on_host(*core_, device_.info, Kind::kFill, bytes, [&] {
+      uint8_t* p = to.block->mapped + to.offset;
+      if (pattern_size == 1) {
+        std::memset(p, static_cast<int>(pattern & 0xFF), bytes);
+      } else {
+        for (size_t i = 0; i < bytes; i += 4) std::memcpy(p + i, &word, 4);
+      }
+    });
     return HAL_SUCCESS;
   }
   // vkCmdFillBuffer needs 4-byte aligned offset and size; 1-byte fills cover the unaligned head
@@ -152,7 +182,9 @@ hal_status VulkanStream::fill(const DeviceRange& dst, uint32_t pattern, uint32_t
   }
   if (remaining == 0) return HAL_SUCCESS;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
-  hal_status status = core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd);
+  const trace::Op traced = trace::on() ? trace::Op::transfer(Kind::kFill, remaining) : trace::Op{};
+  hal_status status =
+      core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd, trace::on() ? &traced : nullptr);
   if (status != HAL_SUCCESS) return status;
   device_.vk().vkCmdFillBuffer(cmd, to.block->buffer, offset, remaining, word);
   return core_->end_command();
@@ -226,7 +258,11 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
                               0, nullptr);
   }
   VkCommandBuffer cmd = VK_NULL_HANDLE;
-  status = core_->begin_command(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, &cmd);
+  const trace::Op traced = trace::on() ? trace::Op::kernel_launch(function.desc.name, params.grid,
+                                                                  params.block, params.shared_bytes)
+                                       : trace::Op{};
+  status = core_->begin_command(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, &cmd,
+                                trace::on() ? &traced : nullptr);
   if (status != HAL_SUCCESS) return status;
   const uint64_t batch = core_->open_serial_locked();
   if (bound_.batch != batch) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "common/backend.h"
+#include "common/trace.h"
 #include "vulkan/vk.h"
 
 #include <functional>
@@ -46,9 +47,11 @@ class VulkanStream : public hal::Stream {
   const std::shared_ptr<StreamCore>& core() const { return core_; }
 
  private:
-  // Records a buffer copy; |on_complete| (optional) runs once the batch holding it completed.
+  // Records a buffer copy; |kind| names it in the timeline trace; |on_complete| (optional) runs
+  // once the batch holding it completed.
   hal_status record_copy(VkBuffer src, uint64_t src_offset, VkBuffer dst, uint64_t dst_offset,
-                         uint64_t size, std::function<void()> on_complete = {});
+                         uint64_t size, trace::Op::Kind kind,
+                         std::function<void()> on_complete = nullptr);
   hal_status fill_bytes_staged(VkBuffer buffer, uint64_t offset, uint8_t value, uint64_t size);
 
   std::shared_ptr<StreamCore> core_;

@@ -40,6 +40,7 @@ hal_status StreamCore::init() {
   semaphore_info.pNext = &type_info;
   result = vk.vkCreateSemaphore(device_.handle(), &semaphore_info, nullptr, &semaphore_);
   if (result != VK_SUCCESS) return device_.check(result, "vkCreateSemaphore (timeline)");
+  if (trace::on()) trace_row_ = trace::stream_row(device_.info);
   return HAL_SUCCESS;
 }
 
@@ -74,6 +75,7 @@ void StreamCore::release_batch_resources(Batch& batch) {
   batch.chunks.clear();
   batch.keep.clear();
   batch.completions.clear();
+  batch.traced.clear();
   batch.commands = 0;
 }
 
@@ -83,6 +85,10 @@ void StreamCore::destroy_batch(Batch& batch) {
   if (batch.pool != VK_NULL_HANDLE) {
     device_.vk().vkDestroyDescriptorPool(device_.handle(), batch.pool, nullptr);
     batch.pool = VK_NULL_HANDLE;
+  }
+  if (batch.trace_queries != VK_NULL_HANDLE) {
+    device_.vk().vkDestroyQueryPool(device_.handle(), batch.trace_queries, nullptr);
+    batch.trace_queries = VK_NULL_HANDLE;
   }
   // Command buffers go with the command pool.
 }
@@ -143,7 +149,8 @@ hal_status StreamCore::open_batch_locked() {
   return HAL_SUCCESS;
 }
 
-hal_status StreamCore::begin_command(VkPipelineStageFlags stage, VkCommandBuffer* cmd) {
+hal_status StreamCore::begin_command(VkPipelineStageFlags stage, VkCommandBuffer* cmd,
+                                     const trace::Op* traced) {
   if (device_.lost()) return device_.lost_status();
   hal_status status = open_batch_locked();
   if (status != HAL_SUCCESS) return status;
@@ -155,11 +162,65 @@ hal_status StreamCore::begin_command(VkPipelineStageFlags stage, VkCommandBuffer
     }
     pending_stages_ |= stage;
   }
+  if (traced != nullptr && device_.caps().timestamps) {
+    status = trace_begin_locked(*traced);
+    if (status != HAL_SUCCESS) return status;
+  }
   *cmd = open_->cmd;
   return HAL_SUCCESS;
 }
 
+hal_status StreamCore::trace_begin_locked(const trace::Op& op) {
+  const VolkDeviceTable& vk = device_.vk();
+  Batch& batch = *open_;
+  if (batch.traced.empty()) {
+    if (batch.trace_queries == VK_NULL_HANDLE) {
+      VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      info.queryCount = 2 * kMaxCommandsPerBatch;
+      VkResult result =
+          vk.vkCreateQueryPool(device_.handle(), &info, nullptr, &batch.trace_queries);
+      if (result != VK_SUCCESS) return device_.check(result, "vkCreateQueryPool (trace)");
+    }
+    vk.vkCmdResetQueryPool(batch.cmd, batch.trace_queries, 0, 2 * kMaxCommandsPerBatch);
+  }
+  // Bottom of pipe: written once every earlier command has completed, which on an in-order
+  // stream is when this one can start.
+  const auto query = static_cast<uint32_t>(2 * batch.traced.size());
+  vk.vkCmdWriteTimestamp(batch.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, batch.trace_queries,
+                         query);
+  batch.traced.push_back(op);
+  tracing_command_ = true;
+  return HAL_SUCCESS;
+}
+
+void StreamCore::trace_emit(Batch& batch) {
+  const auto count = static_cast<uint32_t>(2 * batch.traced.size());
+  std::vector<uint64_t> stamps(count);
+  const VkResult result = device_.vk().vkGetQueryPoolResults(
+      device_.handle(), batch.trace_queries, 0, count, count * sizeof(uint64_t), stamps.data(),
+      sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+  if (result != VK_SUCCESS) {
+    hal::log()->warn(
+        "trace: the timestamps of a completed batch are unavailable ({}); its {} "
+        "spans are left out",
+        static_cast<int>(result), batch.traced.size());
+    return;
+  }
+  for (size_t i = 0; i < batch.traced.size(); ++i) {
+    const uint64_t begin = device_.trace_host_ns(stamps[2 * i], batch.submitted_ns);
+    const uint64_t end = device_.trace_host_ns(stamps[2 * i + 1], batch.submitted_ns);
+    trace::device_span(device_.info, trace_row_, batch.traced[i], begin, end);
+  }
+}
+
 hal_status StreamCore::end_command() {
+  if (tracing_command_) {
+    const auto query = static_cast<uint32_t>(2 * open_->traced.size() - 1);
+    device_.vk().vkCmdWriteTimestamp(open_->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                                     open_->trace_queries, query);
+    tracing_command_ = false;
+  }
   ++open_->commands;
   if (open_->commands >= kMaxCommandsPerBatch || open_->staged_bytes >= kMaxStagingBytesPerBatch) {
     return flush_locked();
@@ -335,6 +396,7 @@ hal_status StreamCore::flush_locked() {
   submit.pCommandBuffers = &batch.cmd;
   submit.signalSemaphoreCount = 1;
   submit.pSignalSemaphores = &semaphore_;
+  if (!batch.traced.empty()) batch.submitted_ns = trace::now_ns();
   status = device_.submit(submit);
   waits_.clear();
   if (status != HAL_SUCCESS) {
@@ -354,6 +416,7 @@ void StreamCore::drop_open_locked() {
   release_batch_resources(*open_);
   spare_.push_back(std::move(open_));
   pending_stages_ = 0;
+  tracing_command_ = false;
 }
 
 void StreamCore::retire_locked(uint64_t completed) {
@@ -361,6 +424,7 @@ void StreamCore::retire_locked(uint64_t completed) {
   while (!in_flight_.empty() && in_flight_.front()->value <= completed_) {
     std::unique_ptr<Batch> batch = std::move(in_flight_.front());
     in_flight_.pop_front();
+    if (!batch->traced.empty()) trace_emit(*batch);
     for (auto& callback : batch->completions) callback();
     release_batch_resources(*batch);
     spare_.push_back(std::move(batch));

@@ -30,6 +30,7 @@
 // wait, which is safe because no batch is open then and calls on one stream are serialised.
 #pragma once
 
+#include "common/trace.h"
 #include "vulkan/memory.h"
 #include "vulkan/vk.h"
 
@@ -72,11 +73,16 @@ class StreamCore {
 
   // ---- Recording (lock held) ----
   // Opens a command of pipeline |stage| (0: needs no barrier, e.g. a timestamp) and returns the
-  // command buffer to record it into.
-  hal_status begin_command(VkPipelineStageFlags stage, VkCommandBuffer* cmd);
+  // command buffer to record it into. With the timeline trace on, |traced| describes the command
+  // (nullptr: not traced); it is bracketed by two timestamps and reaches the trace when the batch
+  // completes.
+  hal_status begin_command(VkPipelineStageFlags stage, VkCommandBuffer* cmd,
+                           const trace::Op* traced = nullptr);
   // Closes the command; submits the batch once it holds kMaxCommandsPerBatch commands or
   // kMaxStagingBytesPerBatch bytes of staging memory.
   hal_status end_command();
+  // The stream's row in the timeline trace (0 when the trace is off).
+  uint32_t trace_row() const { return trace_row_; }
   // Staging bytes for the open batch.
   hal_status stage(uint64_t size, StagingSpan* out);
   // Runs |callback| (under the lock) once the open batch has completed.
@@ -138,6 +144,10 @@ class StreamCore {
     std::vector<std::shared_ptr<void>> keep;
     std::vector<HostBuffer> large_staging;
     std::vector<std::unique_ptr<StagingChunk>> chunks;
+    // Timeline trace: command i's timestamps are queries 2i and 2i+1 of |trace_queries|.
+    VkQueryPool trace_queries = VK_NULL_HANDLE;
+    std::vector<trace::Op> traced;
+    uint64_t submitted_ns = 0;
   };
   struct Wait {
     std::shared_ptr<StreamCore> core;
@@ -157,6 +167,9 @@ class StreamCore {
   void retire_locked(uint64_t completed);
   void release_batch_resources(Batch& batch);
   void destroy_batch(Batch& batch);
+  // Timeline trace: the begin timestamp of a traced command, and the spans of a completed batch.
+  hal_status trace_begin_locked(const trace::Op& op);
+  void trace_emit(Batch& batch);
 
   VulkanDevice& device_;
   std::mutex mutex_;
@@ -173,6 +186,8 @@ class StreamCore {
   uint64_t next_value_ = 1;
   uint64_t last_submitted_ = 0;
   uint64_t completed_ = 0;
+  uint32_t trace_row_ = 0;
+  bool tracing_command_ = false;  // the open command got a begin timestamp
 };
 
 }  // namespace hal::vulkan
