@@ -2,6 +2,8 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "common/objects.h"
+#include "common/registry.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -29,17 +31,15 @@ namespace {
 constexpr uint32_t kHostProcess = 1;
 constexpr uint32_t kFirstDeviceProcess = 2;
 
-const char* backend_label(hal_backend backend) {
-  switch (backend) {
-    case HAL_BACKEND_CUDA:
-      return "cuda";
-    case HAL_BACKEND_VULKAN:
-      return "vulkan";
-    default:
-      return "other";
+// The name of the backend that owns |device| ("vulkan", "cuda", or a test double's name).
+std::string backend_label(const hal_device_info& device) {
+  for (const auto& entry : registry().backends) {
+    for (const auto& object : entry->devices) {
+      if (object->impl->info.global_index == device.global_index) return entry->name;
+    }
   }
+  return "unknown";
 }
-
 const char* category(Op::Kind kind) {
   switch (kind) {
     case Op::Kind::kKernel:
@@ -141,7 +141,7 @@ class Writer {
       write_locked(fmt::format(
           R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid,
           quoted(fmt::format("device {}: {} ({}:{})", device.global_index, device.name,
-                             backend_label(device.backend), device.backend_index))));
+                             backend_label(device), device.backend_index))));
       write_locked(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,)"
                                R"("args":{{"sort_index":{}}}}})",
                                pid, pid));

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "device_json.h"
 #include "json_writer.h"
 
 namespace bench {
@@ -84,27 +85,6 @@ void write_stats(JsonWriter& w, const Stats& s) {
   w.end_object();
 }
 
-std::string hex_uuid(const uint8_t* uuid) {
-  std::string out;
-  char buf[4];
-  for (int i = 0; i < 16; ++i) {
-    std::snprintf(buf, sizeof buf, "%02x", uuid[i]);
-    out += buf;
-  }
-  return out;
-}
-
-const char* backend_name(hal_backend backend) {
-  switch (backend) {
-    case HAL_BACKEND_CUDA:
-      return "cuda";
-    case HAL_BACKEND_VULKAN:
-      return "vulkan";
-    default:
-      return "unknown";
-  }
-}
-
 }  // namespace
 
 std::string Report::json() const {
@@ -131,20 +111,7 @@ std::string Report::json() const {
   w.key("device");
   w.begin_object();
   w.field("selector", device_.selector);
-  w.field("name", d.name);
-  w.field("backend", backend_name(d.backend));
-  w.field("backend_index", d.backend_index);
-  w.field("driver_name", d.driver_name);
-  w.field("driver_version", d.driver_version);
-  w.field("vendor_id", d.vendor_id);
-  w.field("device_id", d.device_id);
-  w.field("uuid", hex_uuid(d.uuid));
-  w.field("is_cpu", d.is_cpu != 0);
-  w.field("unified_memory", d.unified_memory != 0);
-  w.field("total_memory", d.total_memory);
-  w.field("compute_units", d.compute_units);
-  w.field("subgroup_size", d.subgroup_size);
-  w.field("features", d.features);
+  hal_tools::write_device_fields(w, d);
   w.end_object();
 
   w.key("figures");

@@ -46,17 +46,6 @@ std::string device_name(const ::testing::TestParamInfo<const Device*>& info) {
   return info.param->label;
 }
 
-const char* backend_name(hal_backend backend) {
-  switch (backend) {
-    case HAL_BACKEND_CUDA:
-      return "cuda";
-    case HAL_BACKEND_VULKAN:
-      return "vulkan";
-    default:
-      return "device";
-  }
-}
-
 std::string describe(hal_status status) {
   return std::string(hal_status_string(status)) + ": " + hal_last_error();
 }

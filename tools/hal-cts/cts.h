@@ -7,6 +7,7 @@
 #include <hal/hal.h>
 #include <hal_kernels/hal_kernels.h>
 
+#include "device_json.h"
 #include "pack_kernel.h"
 
 #include <cstdint>
@@ -43,8 +44,8 @@ std::string device_name(const ::testing::TestParamInfo<const Device*>& info);
 // The parameter generator every area instantiates its fixture with.
 std::vector<const Device*> device_params();
 
-// "vulkan", "cuda" or "device" for an unknown backend.
-const char* backend_name(hal_backend backend);
+// "vulkan", "cuda" or "unknown" (shared with the other tools).
+using hal_tools::backend_name;
 
 // ---- Status checks ----------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cts.h"
+#include "device_json.h"
 #include "json_writer.h"
 
 namespace cts {
@@ -22,89 +23,15 @@ const Device* find_device(const std::string& label) {
   return nullptr;
 }
 
-std::string hex(uint32_t value) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%04x", value);
-  return buf;
-}
-
 std::string version_string(uint32_t v) {
   return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xFF) + "." +
          std::to_string(v & 0xFF);
 }
 
-std::string ir_names(uint32_t mask) {
-  std::string out;
-  const std::pair<uint32_t, const char*> irs[] = {{HAL_IR_PTX, "ptx"},
-                                                  {HAL_IR_SPIRV, "spirv"},
-                                                  {HAL_IR_CUBIN, "cubin"},
-                                                  {HAL_IR_FATBIN, "fatbin"}};
-  for (const auto& [bit, name] : irs) {
-    if ((mask & bit) != 0) out += std::string(out.empty() ? "" : ",") + name;
-  }
-  return out;
-}
-
 void write_device(JsonWriter& j, const Device& d) {
-  const hal_device_info& i = d.info;
   j.begin_object();
   j.field("label", d.label);
-  j.field("backend", d.backend_name);
-  j.field("backend_index", i.backend_index);
-  j.field("global_index", i.global_index);
-  j.field("name", std::string(i.name));
-  j.field("driver_name", std::string(i.driver_name));
-  j.field("driver_version", i.driver_version);
-  j.field("vendor_id", hex(i.vendor_id));
-  j.field("device_id", hex(i.device_id));
-  std::string uuid;
-  for (uint8_t b : i.uuid) {
-    char buf[4];
-    std::snprintf(buf, sizeof buf, "%02x", b);
-    uuid += buf;
-  }
-  j.field("uuid", uuid);
-  j.key("ir").begin_array();
-  const std::pair<uint32_t, const char*> irs[] = {{HAL_IR_PTX, "ptx"},
-                                                  {HAL_IR_SPIRV, "spirv"},
-                                                  {HAL_IR_CUBIN, "cubin"},
-                                                  {HAL_IR_FATBIN, "fatbin"}};
-  for (const auto& [bit, name] : irs) {
-    if ((i.ir_mask & bit) != 0) j.value(name);
-  }
-  j.end_array();
-  j.field("total_memory", static_cast<int64_t>(i.total_memory));
-  j.field("max_allocation_size", static_cast<int64_t>(i.max_allocation_size));
-  j.field("max_threads_per_block", i.max_threads_per_block);
-  j.key("max_block_dim").begin_array();
-  for (uint32_t v : i.max_block_dim) j.value(v);
-  j.end_array();
-  j.key("max_grid_dim").begin_array();
-  for (uint32_t v : i.max_grid_dim) j.value(v);
-  j.end_array();
-  j.field("max_shared_memory_per_block", i.max_shared_memory_per_block);
-  j.field("subgroup_size", i.subgroup_size);
-  j.field("compute_units", i.compute_units);
-  j.field("pointer_alignment", i.pointer_alignment);
-  j.field("is_cpu", i.is_cpu != 0);
-  j.field("unified_memory", i.unified_memory != 0);
-  j.field("compute_capability", std::to_string(i.compute_capability_major) + "." +
-                                    std::to_string(i.compute_capability_minor));
-  j.key("features").begin_array();
-  const std::pair<uint64_t, const char*> features[] = {
-      {HAL_FEATURE_FLOAT16, "float16"},
-      {HAL_FEATURE_INT8, "int8"},
-      {HAL_FEATURE_STORAGE_16BIT, "storage_16bit"},
-      {HAL_FEATURE_STORAGE_8BIT, "storage_8bit"},
-      {HAL_FEATURE_BUFFER_DEVICE_ADDRESS, "buffer_device_address"},
-      {HAL_FEATURE_TIMELINE_SEMAPHORE, "timeline_semaphore"},
-      {HAL_FEATURE_SUBGROUP_SIZE_CONTROL, "subgroup_size_control"},
-      {HAL_FEATURE_COOPERATIVE_MATRIX, "cooperative_matrix"},
-      {HAL_FEATURE_TIMESTAMPS, "timestamps"}};
-  for (const auto& [bit, name] : features) {
-    if ((i.features & bit) != 0) j.value(name);
-  }
-  j.end_array();
+  hal_tools::write_device_fields(j, d.info);
   j.end_object();
 }
 
@@ -131,7 +58,8 @@ void Recorder::OnTestProgramStart(const ::testing::UnitTest& unit_test) {
   std::fprintf(out_, "hal-cts: %d tests on %zu device(s)\n", total_, devices().size());
   for (const Device& d : devices()) {
     std::fprintf(out_, "  %-10s %s (%s, driver %s, IR %s)\n", d.label.c_str(), d.info.name,
-                 d.backend_name.c_str(), d.info.driver_name, ir_names(d.info.ir_mask).c_str());
+                 d.backend_name.c_str(), d.info.driver_name,
+                 hal_tools::join(hal_tools::ir_names(d.info.ir_mask), ",").c_str());
   }
   std::fflush(out_);
 }

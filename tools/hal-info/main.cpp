@@ -7,6 +7,7 @@
 // (for instance HAL_BACKENDS names an unknown backend), 2 for a bad command line.
 #include <hal/hal.h>
 
+#include "device_json.h"
 #include "json_writer.h"
 
 #include <cstdio>
@@ -16,74 +17,7 @@
 
 namespace {
 
-struct Feature {
-  uint64_t bit;
-  const char* name;
-};
-constexpr Feature kFeatures[] = {
-    {HAL_FEATURE_FLOAT16, "float16"},
-    {HAL_FEATURE_INT8, "int8"},
-    {HAL_FEATURE_STORAGE_16BIT, "storage16"},
-    {HAL_FEATURE_STORAGE_8BIT, "storage8"},
-    {HAL_FEATURE_BUFFER_DEVICE_ADDRESS, "buffer_device_address"},
-    {HAL_FEATURE_TIMELINE_SEMAPHORE, "timeline_semaphore"},
-    {HAL_FEATURE_SUBGROUP_SIZE_CONTROL, "subgroup_size_control"},
-    {HAL_FEATURE_COOPERATIVE_MATRIX, "cooperative_matrix"},
-    {HAL_FEATURE_TIMESTAMPS, "timestamps"},
-};
-
-struct Ir {
-  uint32_t bit;
-  const char* name;
-};
-constexpr Ir kIrs[] = {{HAL_IR_PTX, "ptx"},
-                       {HAL_IR_SPIRV, "spirv"},
-                       {HAL_IR_CUBIN, "cubin"},
-                       {HAL_IR_FATBIN, "fatbin"}};
-
-const char* backend_name(hal_backend backend) {
-  switch (backend) {
-    case HAL_BACKEND_CUDA:
-      return "cuda";
-    case HAL_BACKEND_VULKAN:
-      return "vulkan";
-    default:
-      return "unknown";
-  }
-}
-
-std::string uuid_text(const uint8_t uuid[16]) {
-  std::string out;
-  char buf[4];
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    std::snprintf(buf, sizeof(buf), "%02x", uuid[i]);
-    out += buf;
-  }
-  return out;
-}
-
-std::vector<const char*> list_irs(uint32_t mask) {
-  std::vector<const char*> out;
-  for (const Ir& ir : kIrs) {
-    if (mask & ir.bit) out.push_back(ir.name);
-  }
-  return out;
-}
-
-std::vector<const char*> list_features(uint64_t features) {
-  std::vector<const char*> out;
-  for (const Feature& f : kFeatures) {
-    if (features & f.bit) out.push_back(f.name);
-  }
-  return out;
-}
-
-std::string join(const std::vector<const char*>& names) {
-  std::string out;
-  for (const char* n : names) out += (out.empty() ? "" : " ") + std::string(n);
-  return out;
-}
+using hal_tools::backend_name;
 
 struct Snapshot {
   std::vector<hal_backend_info> backends;
@@ -137,11 +71,12 @@ void print_text(const Snapshot& snap, hal_status init) {
                 d.unified_memory ? ", unified memory" : "");
     std::printf("      driver          %s (version %u)\n", d.driver_name, d.driver_version);
     std::printf("      vendor/device   0x%04x / 0x%04x\n", d.vendor_id, d.device_id);
-    std::printf("      uuid            %s\n", uuid_text(d.uuid).c_str());
+    std::printf("      uuid            %s\n", hal_tools::uuid_hex(d.uuid).c_str());
     std::printf("      memory          %.1f MiB (largest allocation %.1f MiB)\n",
                 static_cast<double>(d.total_memory) / (1 << 20),
                 static_cast<double>(d.max_allocation_size) / (1 << 20));
-    std::printf("      IRs             %s\n", join(list_irs(d.ir_mask)).c_str());
+    std::printf("      IRs             %s\n",
+                hal_tools::join(hal_tools::ir_names(d.ir_mask), " ").c_str());
     if (d.compute_capability_major != 0) {
       std::printf("      compute cap.    %u.%u\n", d.compute_capability_major,
                   d.compute_capability_minor);
@@ -153,7 +88,8 @@ void print_text(const Snapshot& snap, hal_status init) {
                 d.max_grid_dim[2]);
     std::printf("      shared memory   %u bytes per block\n", d.max_shared_memory_per_block);
     std::printf("      pointer align   %u bytes\n", d.pointer_alignment);
-    std::printf("      features        %s\n", join(list_features(d.features)).c_str());
+    std::printf("      features        %s\n",
+                hal_tools::join(hal_tools::feature_names(d.features), " ").c_str());
   }
 }
 
@@ -178,39 +114,9 @@ void print_json(const Snapshot& snap, hal_status init) {
   w.key("devices").begin_array();
   for (const hal_device_info& d : snap.devices) {
     w.begin_object();
-    w.field("index", d.global_index);
     w.field("selector",
             std::string(backend_name(d.backend)) + ":" + std::to_string(d.backend_index));
-    w.field("backend", backend_name(d.backend));
-    w.field("name", d.name);
-    w.field("driver_name", d.driver_name);
-    w.field("driver_version", d.driver_version);
-    w.field("vendor_id", d.vendor_id);
-    w.field("device_id", d.device_id);
-    w.field("uuid", uuid_text(d.uuid));
-    w.field("is_cpu", d.is_cpu != 0);
-    w.field("unified_memory", d.unified_memory != 0);
-    w.field("total_memory", d.total_memory);
-    w.field("max_allocation_size", d.max_allocation_size);
-    w.key("irs").begin_array();
-    for (const char* ir : list_irs(d.ir_mask)) w.value(ir);
-    w.end_array();
-    w.field("compute_capability", std::to_string(d.compute_capability_major) + "." +
-                                      std::to_string(d.compute_capability_minor));
-    w.field("compute_units", d.compute_units);
-    w.field("subgroup_size", d.subgroup_size);
-    w.field("max_threads_per_block", d.max_threads_per_block);
-    w.key("max_block_dim").begin_array();
-    for (uint32_t x : d.max_block_dim) w.value(x);
-    w.end_array();
-    w.key("max_grid_dim").begin_array();
-    for (uint32_t x : d.max_grid_dim) w.value(x);
-    w.end_array();
-    w.field("max_shared_memory_per_block", d.max_shared_memory_per_block);
-    w.field("pointer_alignment", d.pointer_alignment);
-    w.key("features").begin_array();
-    for (const char* f : list_features(d.features)) w.value(f);
-    w.end_array();
+    hal_tools::write_device_fields(w, d);
     w.end_object();
   }
   w.end_array();
