@@ -12,6 +12,7 @@
 // error, 77 when the device does not exist (a skip for ctest).
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -108,9 +109,20 @@ int main(int argc, char** argv) {
 
   // The parent's own pipeline cache lives in a temporary directory, set before the first hal
   // call, so that the user's cache neither helps nor is touched by the benchmark.
-  char cache_template[] = "/tmp/hal-bench-cache-XXXXXX";
-  const char* cache_dir = mkdtemp(cache_template);
-  if (cache_dir != nullptr) setenv("HAL_CACHE_DIR", cache_dir, 1);
+  // In TMPDIR when it is set, like every other temporary file.
+  std::error_code no_tmp;
+  std::filesystem::path tmp = std::filesystem::temp_directory_path(no_tmp);
+  if (no_tmp) tmp = "/tmp";
+  std::string cache_template = tmp / "hal-bench-cache-XXXXXX";
+  const char* cache_dir = mkdtemp(cache_template.data());
+  if (cache_dir != nullptr) {
+    setenv("HAL_CACHE_DIR", cache_dir, 1);
+  } else {
+    std::fprintf(stderr,
+                 "hal-bench: cannot create a temporary pipeline-cache directory in '%s' (%s); "
+                 "using the default cache directory\n",
+                 tmp.c_str(), std::strerror(errno));
+  }
 
   bench::Report report;
   bench::Context ctx;
