@@ -6,7 +6,12 @@ namespace hal {
 
 void AllocationTable::insert(const Allocation& alloc) {
   std::unique_lock lock(mutex_);
-  by_base_[alloc.base] = alloc;
+  auto [it, inserted] = by_base_.try_emplace(alloc.base, alloc);
+  if (!inserted) {
+    bytes_ -= it->second.size;
+    it->second = alloc;
+  }
+  bytes_ += alloc.size;
 }
 
 bool AllocationTable::remove(hal_deviceptr base, Allocation* removed) {
@@ -14,6 +19,7 @@ bool AllocationTable::remove(hal_deviceptr base, Allocation* removed) {
   auto it = by_base_.find(base);
   if (it == by_base_.end()) return false;
   *removed = it->second;
+  bytes_ -= it->second.size;
   by_base_.erase(it);
   return true;
 }
@@ -32,6 +38,11 @@ bool AllocationTable::find(hal_deviceptr ptr, Allocation* out) const {
 size_t AllocationTable::size() const {
   std::shared_lock lock(mutex_);
   return by_base_.size();
+}
+
+uint64_t AllocationTable::bytes() const {
+  std::shared_lock lock(mutex_);
+  return bytes_;
 }
 
 }  // namespace hal

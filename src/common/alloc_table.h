@@ -27,9 +27,13 @@ class AllocationTable {
   // The number of live allocations.
   size_t size() const;
 
+  // The bytes of all live allocations, as their callers asked for them.
+  uint64_t bytes() const;
+
  private:
   mutable std::shared_mutex mutex_;
   std::map<hal_deviceptr, Allocation> by_base_;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace hal

@@ -77,7 +77,7 @@ HAL_API hal_status hal_host_alloc(hal_device device, size_t size, void** host) {
     void* out = nullptr;
     HAL_RETURN_IF_ERROR(note_device_status(*dev, dev->impl->host_alloc(size, &out)));
     std::lock_guard lock(dev->host_mutex);
-    dev->host_allocations.insert(out);
+    dev->host_allocations.emplace(out, size);
     *host = out;
     return HAL_SUCCESS;
   });

@@ -15,6 +15,7 @@ struct Table {
   std::shared_mutex mutex;
   std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
   uint64_t next = 1;
+  HandleCounts counts;
 };
 
 Table& table() {
@@ -64,6 +65,7 @@ uint64_t register_handle(std::shared_ptr<Object> object) {
   // never be live handles; the low 4 bits carry the kind, which helps in a debugger.
   const uint64_t value = kHandleTag | (t.next++ << 4) | static_cast<uint64_t>(object->kind);
   object->handle = value;
+  ++t.counts.live[static_cast<int>(object->kind)];
   t.objects.emplace(value, std::move(object));
   return value;
 }
@@ -84,10 +86,17 @@ std::shared_ptr<Object> unregister_handle(uint64_t handle, HandleKind kind, cons
   if (it != t.objects.end() && it->second->kind == kind) {
     std::shared_ptr<Object> object = std::move(it->second);
     t.objects.erase(it);
+    --t.counts.live[static_cast<int>(kind)];
     return object;
   }
   describe_miss(handle, it == t.objects.end() ? nullptr : it->second.get(), what);
   return nullptr;
+}
+
+HandleCounts live_handle_counts() {
+  Table& t = table();
+  std::shared_lock lock(t.mutex);
+  return t.counts;
 }
 
 }  // namespace hal

@@ -18,8 +18,17 @@
 namespace hal {
 
 enum class HandleKind : uint8_t { kDevice = 1, kStream, kEvent, kModule, kFunction };
+inline constexpr int kHandleKindCount = 6;  // indexes 1..5 are used, by HandleKind
 
 const char* handle_kind_name(HandleKind kind);
+
+// The number of live handles of each kind: registered and not yet unregistered. Counted as the
+// table changes, so reading it is cheap; a snapshot taken under the table's lock.
+struct HandleCounts {
+  uint64_t live[kHandleKindCount] = {};
+  uint64_t of(HandleKind kind) const { return live[static_cast<int>(kind)]; }
+};
+HandleCounts live_handle_counts();
 
 struct Object {
   explicit Object(HandleKind k) : kind(k) {}

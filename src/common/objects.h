@@ -11,7 +11,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <shared_mutex>
 #include <string>
 
@@ -31,7 +30,7 @@ struct DeviceObject : Object {
   // has already validated and is about to use.
   std::shared_mutex memory_mutex;
   std::mutex host_mutex;
-  std::set<void*> host_allocations;
+  std::map<void*, size_t> host_allocations;  // live hal_host_alloc memory -> its size
   // Set once a backend call reports HAL_ERROR_DEVICE_LOST; every later call fails fast.
   std::atomic<bool> lost{false};
 };

@@ -1,5 +1,6 @@
 #include "common/registry.h"
 
+#include "common/accounting.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/selector.h"
@@ -201,6 +202,8 @@ const Registry& registry() {
     // Leaked on purpose: devices must outlive every static destructor that might still call in.
     g_registry = new Registry();
     build(*g_registry);
+    // After the backends loaded their drivers: the report runs before the drivers' exit handlers.
+    install_leak_report_at_exit();
   });
   return *g_registry;
 }

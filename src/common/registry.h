@@ -5,7 +5,8 @@
 // others. HAL_BACKENDS (comma-separated names) selects and orders backends; unknown names are
 // listed as unavailable, with the reason, and make hal_init fail with INVALID_ARGUMENT.
 // Devices are then ordered: GPUs before CPU devices, then backend order, then backend order
-// of devices. The registry and its devices live until the process exits.
+// of devices. The registry and its devices live until the process exits. Building it also
+// installs the leak report at exit (accounting.h).
 #pragma once
 
 #include "common/backend.h"

@@ -47,6 +47,17 @@ hal_status StreamCore::init() {
 StreamCore::~StreamCore() {
   if (!device_.lost() && last_submitted_ > 0 && semaphore_ != VK_NULL_HANDLE) {
     if (wait_value(last_submitted_) != HAL_SUCCESS) hal::clear_pending_error();
+    // Seeing the last value signalled is not enough to destroy the semaphore: Mesa's common
+    // queue code (lavapipe's, at least up to 22.3) releases a submission's wait on a timeline
+    // semaphore only after it has signalled that submission's semaphores, so a batch that
+    // waited on this semaphore (each of this stream's batches waits for the previous one, and
+    // other streams' batches may wait on it too) can still be touching it once the host has
+    // seen its signal; destroying it then makes the driver's queue thread lock a freed mutex
+    // (a hang) or corrupt the heap (a crash later). A queue runs submissions in order, and every
+    // batch that refers to this semaphore was submitted before the last reference to this core
+    // went away, so one more submission, which waits on nothing and only signals, is finished
+    // with only after all of them are: wait for it, then destroy.
+    if (submit_retire_marker() != HAL_SUCCESS) hal::clear_pending_error();
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -63,6 +74,22 @@ StreamCore::~StreamCore() {
   if (command_pool_ != VK_NULL_HANDLE) {
     vk.vkDestroyCommandPool(device_.handle(), command_pool_, nullptr);
   }
+}
+
+hal_status StreamCore::submit_retire_marker() {
+  const uint64_t value = last_submitted_ + 1;
+  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &value;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.pNext = &timeline;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &semaphore_;
+  hal_status status = device_.submit(submit);
+  if (status != HAL_SUCCESS) return status;
+  last_submitted_ = value;
+  ++next_value_;
+  return wait_semaphore(value);
 }
 
 void StreamCore::release_batch_resources(Batch& batch) {

@@ -22,7 +22,10 @@
 // holds bounded memory, command buffers and descriptor pools.
 //
 // Ownership and lifetime: shared (std::shared_ptr) by the stream object and by every event
-// capture and cross-stream wait that refers to it, so its semaphore outlives them all.
+// capture and cross-stream wait that refers to it, so its semaphore outlives them all. The
+// destructor waits for everything submitted, then for one more, empty submission, before it
+// destroys the semaphore: a driver may still be releasing a finished batch's semaphore waits
+// after the batch's signal is visible to the host (see the destructor).
 //
 // Thread-safety: one mutex guards everything. Methods suffixed _locked, and the recording
 // methods, require the caller to hold lock(); the others take it themselves. Host waits happen
@@ -161,6 +164,10 @@ class StreamCore {
   // Blocks until the timeline reaches |value| (in slices, so device loss is noticed); touches no
   // state guarded by the lock and is called without it.
   hal_status wait_semaphore(uint64_t value);
+  // Submits a batch without commands or waits that signals the next timeline value, and waits
+  // for it: once it has completed, the queue is done with every earlier submission that waited
+  // on this stream's semaphore (see the destructor). Only for the destructor.
+  hal_status submit_retire_marker();
   // Drops the open batch after a failure before submission: its work never runs.
   void drop_open_locked();
   hal_status counter_value(uint64_t* value);

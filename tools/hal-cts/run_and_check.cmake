@@ -1,8 +1,10 @@
 # Runs hal-cts on one device (with --quick unless FULL is set) with a JSON report, then checks the
 # report: it parses (with
 # python3 -m json.tool where Python is found, and with CMake's JSON reader), names the device and
-# holds every test with a valid result. Exits 0 with "hal-cts: skipped: no device" when the
-# device does not exist (ctest's SKIP_REGULAR_EXPRESSION).
+# holds every test with a valid result. It also checks that the run released everything it got
+# from hal: hal-cts runs with HAL_LOG_LEVEL=warn, the level that shows hal's leak report at exit,
+# and the check fails when the report appears. Exits 0 with "hal-cts: skipped: no device" when
+# the device does not exist (ctest's SKIP_REGULAR_EXPRESSION).
 #   cmake -DHAL_CTS=<hal-cts> -DDEVICE=<selector> -DREPORT=<file> [-DPYTHON=<python3>]
 #         [-DFULL=ON] -P this
 file(REMOVE ${REPORT})
@@ -10,14 +12,22 @@ set(mode --quick)
 if(FULL)
   set(mode --perf)
 endif()
-execute_process(COMMAND ${HAL_CTS} --device ${DEVICE} ${mode} --json ${REPORT}
-                RESULT_VARIABLE rc)
+execute_process(COMMAND ${CMAKE_COMMAND} -E env HAL_LOG_LEVEL=warn
+                        ${HAL_CTS} --device ${DEVICE} ${mode} --json ${REPORT}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+message("${err}")
 if(rc EQUAL 77)
   message("hal-cts: skipped: no device matches ${DEVICE}")
   return()
 endif()
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "hal-cts --device ${DEVICE} ${mode} failed (exit status ${rc})")
+endif()
+string(FIND "${err}" "leak report at exit" leak_at)
+if(NOT leak_at EQUAL -1)
+  message(FATAL_ERROR "hal-cts --device ${DEVICE} ${mode} did not release everything it got "
+                      "from hal: see the leak report above")
 endif()
 if(NOT EXISTS ${REPORT})
   message(FATAL_ERROR "hal-cts wrote no report at ${REPORT}")
