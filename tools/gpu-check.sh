@@ -155,138 +155,6 @@ else
   note "ctest" "SKIPPED: the build failed"
 fi
 
-for program in hal-cts hal-bench; do
-  path=$build/bin/$program
-  if [ ! -x "$path" ]; then
-    note "$program" "MISSING (not built in $build)"
-    continue
-  fi
-  if [ "$program" = hal-cts ]; then
-    read -r -a extra <<<"${HAL_GPU_CHECK_CTS_ARGS:-}"
-  else
-    read -r -a extra <<<"${HAL_GPU_CHECK_BENCH_ARGS---quick}"
-  fi
-  for device in cuda:0 vulkan:0; do
-    run_step "$program ($device)" "$run_timeout" "$out/$program-${device/:/}.log" \
-      "$path" --device "$device" --json "$out/$program-${device/:/}.json" ${extra[@]+"${extra[@]}"}
-  done
-done
-
-note "(check)" "INTERRUPTED after ${SECONDS}s"; exit 1' INT TERM
-
-# run_step NAME TIMEOUT LOG COMMAND...: runs COMMAND with TIMEOUT, cut to what is left of the
-# budget, output to LOG. Returns the command's status, or 124 when it was skipped or timed out.
-run_step() {
-  local name=$1 limit=$2 log=$3
-  shift 3
-  local left=$((budget - SECONDS - 5))
-  if [ "$left" -lt 10 ]; then
-    note "$name" "SKIPPED (time budget of ${budget}s spent)"
-    failed=1
-    return 124
-  fi
-  [ "$limit" -gt "$left" ] && limit=$left
-  printf '== %s (at %ss, limit %ss)\n' "$name" "$SECONDS" "$limit"
-  {
-    printf '$'
-    printf ' %q' "$@"
-    printf '\n'
-  } >"$log"
-  timeout --kill-after=5s "$limit" "$@" >>"$log" 2>&1
-  local rc=$?
-  if [ $rc -eq 0 ]; then
-    note "$name" "PASS (${SECONDS}s)"
-  elif [ $rc -eq 77 ]; then
-    # hal-cts and hal-bench exit 77 when the selected device does not exist; cuda_gpu_test
-    # (which runs first) already fails the check when CUDA is missing.
-    note "$name" "NO DEVICE (exit 77, see $(basename "$log"))"
-  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-    note "$name" "TIMEOUT after ${limit}s (see $(basename "$log"))"
-    failed=1
-  else
-    note "$name" "FAIL (exit $rc, see $(basename "$log"))"
-    failed=1
-  fi
-  return $rc
-}
-
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "host: $(uname -a)"
-  echo "cores: $jobs"
-  echo "commit: $(timeout 10 git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
-  echo
-  echo "== nvidia-smi"
-  timeout 20 nvidia-smi 2>&1 || echo "nvidia-smi not available"
-  echo
-  echo "== nvcc --version"
-  timeout 10 nvcc --version 2>&1 || timeout 10 /usr/local/cuda/bin/nvcc --version 2>&1 ||
-    echo "nvcc not found"
-  echo
-  echo "== vulkaninfo --summary"
-  timeout 20 vulkaninfo --summary 2>&1 || echo "vulkaninfo not available"
-} >"$out/env.txt" 2>&1
-
-# shellcheck disable=SC2086
-if ! run_step configure 120 "$out/configure.log" \
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${HAL_GPU_CHECK_CMAKE_ARGS:-}; then
-  note "(rest)" "SKIPPED: configuration failed"
-  exit 1
-fi
-grep -E "hal: .*backend" "$out/configure.log" | tee -a "$out/env.txt"
-
-# The GPU results first: the smallest build that yields them.
-first_targets=(hal-info)
-if grep -q "cuda_gpu_test" "$build/Makefile" "$build/build.ninja" 2>/dev/null; then
-  first_targets+=(cuda_gpu_test)
-fi
-run_step "build (${first_targets[*]})" "$build_timeout" "$out/build-first.log" \
-  cmake --build "$build" -j "$jobs" --target "${first_targets[@]}"
-
-info=$build/bin/hal-info
-if [ ! -x "$info" ]; then
-  note "hal-info" "MISSING (not built)"
-else
-  for backends in cuda vulkan cuda,vulkan; do
-    HAL_BACKENDS=$backends run_step "hal-info ($backends)" "$info_timeout" \
-      "$out/hal-info-${backends/,/-}.txt" "$info"
-  done
-fi
-
-gpu_test=$build/bin/cuda_gpu_test
-if [ ! -x "$gpu_test" ]; then
-  note "cuda_gpu_test" "MISSING (not built: no CUDA backend?)"
-else
-  # A machine without a usable GPU fails this step rather than skipping it.
-  HAL_TEST_REQUIRE_CUDA=1 run_step "cuda_gpu_test" "$run_timeout" "$out/cuda_gpu_test.log" \
-    "$gpu_test" "--gtest_output=xml:$out/cuda_gpu_test.xml"
-fi
-
-if run_step build "$build_timeout" "$out/build.log" cmake --build "$build" -j "$jobs"; then
-  run_step ctest "$test_timeout" "$out/ctest.log" \
-    ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 120 \
-    --output-junit "$out/ctest-junit.xml"
-else
-  note "ctest" "SKIPPED: the build failed"
-fi
-
-for program in hal-cts hal-bench; do
-  path=$build/bin/$program
-  if [ ! -x "$path" ]; then
-    note "$program" "MISSING (not built in $build)"
-    continue
-  fi
-  if [ "$program" = hal-cts ]; then
-    read -r -a extra <<<"${HAL_GPU_CHECK_CTS_ARGS:-}"
-  else
-    read -r -a extra <<<"${HAL_GPU_CHECK_BENCH_ARGS---quick}"
-  fi
-  for device in cuda:0 vulkan:0; do
-    run_step "$program ($device)" "$run_timeout" "$out/$program-${device/:/}.log" \
-      "$path" --device "$device" --json "$out/$program-${device/:/}.json" ${extra[@]+"${extra[@]}"}
-  done
-done
-
 # A traced matmul per device: the timeline file must hold the expected spans (check_trace.py).
 if [ -x "$build/bin/matmul" ] && command -v python3 >/dev/null; then
   for device in cuda:0 vulkan:0; do
@@ -297,6 +165,23 @@ if [ -x "$build/bin/matmul" ] && command -v python3 >/dev/null; then
 else
   note "trace" "MISSING (no matmul sample or no python3)"
 fi
+
+for program in hal-cts hal-bench; do
+  path=$build/bin/$program
+  if [ ! -x "$path" ]; then
+    note "$program" "MISSING (not built in $build)"
+    continue
+  fi
+  if [ "$program" = hal-cts ]; then
+    read -r -a extra <<<"${HAL_GPU_CHECK_CTS_ARGS:-}"
+  else
+    read -r -a extra <<<"${HAL_GPU_CHECK_BENCH_ARGS---quick}"
+  fi
+  for device in cuda:0 vulkan:0; do
+    run_step "$program ($device)" "$run_timeout" "$out/$program-${device/:/}.log" \
+      "$path" --device "$device" --json "$out/$program-${device/:/}.json" ${extra[@]+"${extra[@]}"}
+  done
+done
 
 note "(check)" "done in ${SECONDS}s of ${budget}s"
 echo "results in $out (summary.txt)"
