@@ -3,6 +3,9 @@
 #
 #   tools/dev.sh run    install what is missing, build, run the main job on the default device
 #   tools/dev.sh test   install what is missing, build, run every test
+#   tools/dev.sh sanitize [all|asan|fuzz|tsan]
+#                       install what is missing (clang too), then tools/sanitize.sh: sanitizer
+#                       builds running the tests, and short fuzz runs
 #   tools/dev.sh deps   only install what is missing
 #   tools/dev.sh build  only configure and build (into ./build, or $HAL_BUILD_DIR)
 #   tools/dev.sh format rewrite sources with clang-format
@@ -21,12 +24,16 @@ packages=(
   glslc spirv-tools libspirv-cross-c-shared-dev
   libspdlog-dev libfmt-dev libgtest-dev libopenblas-dev clang-format python3
 )
+# Only for the sanitizer builds and the fuzz targets: clang, its sanitizer and libFuzzer runtimes
+# (libclang-rt-dev) and llvm-symbolizer (llvm), which turns the reports' addresses into lines.
+sanitizer_packages=(clang libclang-rt-dev llvm)
 
 step() { printf '\n== %s\n' "$*"; }
 
-deps() {
-  local missing=()
-  for p in "${packages[@]}"; do
+deps() { # [package...] (default: the packages above)
+  local missing=() p
+  [ $# -gt 0 ] || set -- "${packages[@]}"
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then
@@ -84,6 +91,7 @@ case "${1:-}" in
   build) build ;;
   run) deps; build; run_main ;;
   test) deps; build; format_check; run_tests ;;
+  sanitize) deps "${packages[@]}" "${sanitizer_packages[@]}"; exec "$root/tools/sanitize.sh" "${@:2}" ;;
   format) (cd "$root" && git ls-files '*.h' '*.c' '*.cpp' | xargs clang-format -i) ;;
-  *) sed -n '2,12p' "$0"; exit 2 ;;
+  *) sed -n '2,15p' "$0"; exit 2 ;;
 esac

@@ -1,140 +1,212 @@
 #!/usr/bin/env bash
-# Sanitizer runs of the test suite, and the fuzz targets for a short while.
+# Sanitizer builds of hal and short fuzz runs, as CI runs them. Needs clang, its runtime
+# libraries and llvm-symbolizer: `tools/dev.sh sanitize [...]` installs those, then runs this.
 #
-#   tools/sanitize.sh [all|asan|tsan|fuzz]   (default: all, in that order)
+#   tools/sanitize.sh [all|asan|fuzz|tsan]   (default: all, in that order)
 #
-#   asan  build-asan: AddressSanitizer + UndefinedBehaviorSanitizer (UB is fatal, leaks are
-#         checked), then the whole ctest suite
-#   tsan  build-tsan: ThreadSanitizer, then only the concurrency tests (HAL_TSAN_TESTS, a ctest -R
-#         regex)
-#   fuzz  build-fuzz (clang only; skipped with a note without it): every libFuzzer target for
-#         HAL_FUZZ_SECONDS (default 20) each, seeded from tests/fuzz/corpus/<target>/. New inputs
-#         go to build-fuzz/fuzz-corpus/<target>/, never into the repository. To fuzz longer:
+#   asan  build-asan, with clang: AddressSanitizer + UndefinedBehaviorSanitizer (UB is fatal,
+#         leaks are checked). The code is also instrumented for libFuzzer (fuzzer-no-link), so
+#         the same build holds the fuzz targets. Then the whole ctest suite.
+#   fuzz  every libFuzzer target of build-asan (built first where it is missing) for
+#         HAL_FUZZ_SECONDS (default 30) each, seeded from the repository (tests/fuzz/corpus/<name>,
+#         the kernel pack's PTX, the test shaders). New inputs go to build-asan/fuzz-corpus/<name>,
+#         never into the repository; a crash is saved as build-asan/fuzz-crashes/<name>-crash-*.
+#         To fuzz longer, e.g. an hour per target:
 #           HAL_FUZZ_SECONDS=3600 tools/sanitize.sh fuzz
-#         or run one target by hand:
-#           build-fuzz/bin/sniff_ir_fuzz -max_total_time=3600 build-fuzz/fuzz-corpus/sniff_ir \
-#             tests/fuzz/corpus/sniff_ir
-#         A crash leaves crash-<hash> in the current directory: add it to the target's corpus
-#         once fixed, so the corpus regression test (hal_test_fuzz_corpus) keeps checking it.
+#         or only some targets (names as below, space-separated):
+#           HAL_FUZZ_TARGETS=sniff_ir_fuzz HAL_FUZZ_SECONDS=3600 tools/sanitize.sh fuzz
+#         Once a crash is fixed, add its input to tests/fuzz/corpus/<name>/ where that exists, so
+#         the corpus regression test (hal_test_fuzz_corpus) keeps checking it in every build.
+#   tsan  build-tsan, with clang: ThreadSanitizer. Only the executables that hold the concurrency
+#         tests are built (HAL_TSAN_TARGETS), and only those tests run (HAL_TSAN_TESTS, a ctest -R
+#         regex): the rest of the suite is slow under TSan on lavapipe and has no threads of its own.
 #
-# Build folders are HAL_SANITIZE_DIR/build-{asan,tsan,fuzz} (default: the repository root);
-# HAL_SANITIZE_JOBS sets the parallelism (default: the number of cores). Reports from the Vulkan
-# loader and the driver that are not ours are silenced by tests/sanitizers/*.supp, each entry
-# with its reason. Exits non-zero when any step fails; every step runs regardless.
+# Build folders are HAL_SANITIZE_DIR/build-{asan,tsan} (default: the repository root);
+# HAL_SANITIZE_JOBS sets the parallelism (default: the number of cores). Reports from code that
+# is not hal's (the Vulkan loader, the validation layer, the Mesa driver) are silenced by
+# tests/sanitizers/*.supp, each entry with its reason. Every step runs even when one before it
+# failed; the exit status is non-zero when any failed. Each step's time is printed at the end.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${HAL_SANITIZE_DIR:-$root}
 jobs=${HAL_SANITIZE_JOBS:-$(nproc 2>/dev/null || echo 2)}
-fuzz_seconds=${HAL_FUZZ_SECONDS:-20}
+fuzz_seconds=${HAL_FUZZ_SECONDS:-30}
+fuzz_targets=${HAL_FUZZ_TARGETS:-sniff_ir_fuzz selector_fuzz pipeline_cache_fuzz spirv_reflect_fuzz cuda_ptx_parser_fuzz}
 supp=$root/tests/sanitizers
+tsan_targets=${HAL_TSAN_TARGETS:-hal_test_runtime hal_test_no_backends hal_test_vulkan hal_test_soak cuda_backend_test}
 tsan_tests=${HAL_TSAN_TESTS:-'Soak\.|LastError\.IsPerThread|Concurrent|OtherThreads|ThreadsWithTheirOwnStreams'}
 what=${1:-all}
+asan_dir=$out/build-asan
+tsan_dir=$out/build-tsan
 
 failed=()
+times=()
 step() { printf '\n== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
 fail() {
   echo "sanitize.sh: FAILED: $*" >&2
   failed+=("$*")
 }
-elapsed() { echo "$(($(date +%s) - $1)) s"; }
+timed() { # <label> <command...>: runs it, records its time, returns its status
+  local label=$1 start status=0
+  shift
+  start=$(date +%s)
+  "$@" || status=$?
+  times+=("$(printf '%-28s %5d s%s' "$label" "$(($(date +%s) - start))" \
+    "$([ "$status" -eq 0 ] || echo '  FAILED')")")
+  return "$status"
+}
 
-configure_and_build() { # <dir> <flags> [cmake args...]
+need_clang() {
+  if ! command -v clang >/dev/null || ! command -v clang++ >/dev/null; then
+    echo "sanitize.sh: clang not found; tools/dev.sh sanitize installs it" >&2
+    return 1
+  fi
+}
+
+# <dir> <sanitizer flags> [cmake args...]: configure a clang build with the flags everywhere.
+configure() {
   local dir=$1 flags=$2
   shift 2
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags" \
-    "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags" "$@" >/dev/null &&
-    cmake --build "$dir" -j "$jobs"
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    "-DCMAKE_C_FLAGS=$flags -fno-omit-frame-pointer" "-DCMAKE_CXX_FLAGS=$flags -fno-omit-frame-pointer" \
+    "$@" >/dev/null
+}
+
+asan_env() {
+  # The tests' discovery runs the executables at build time, so the options apply to it too.
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:suppressions=$supp/asan.supp"
+  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
+}
+
+build_asan() {
+  need_clang || return 1
+  asan_env
+  # Linked with the sanitizers' runtimes only: libFuzzer's own is linked into the fuzz targets.
+  # Programs written in C that load libhal.so (the header test, the install consumer) need the
+  # C++ part of UBSan's runtime too, for the C++ checks compiled into the library.
+  configure "$asan_dir" \
+    "-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined" \
+    -DHAL_BUILD_FUZZERS=ON \
+    "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined -fsanitize-link-c++-runtime -lstdc++" \
+    "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" &&
+    cmake --build "$asan_dir" -j "$jobs"
+}
+
+test_asan() {
+  asan_env
+  ctest --test-dir "$asan_dir" --output-on-failure -j "$jobs" --timeout 900
 }
 
 run_asan() {
-  local start dir=$out/build-asan
-  start=$(date +%s)
-  step "ASan+UBSan: building $dir"
-  # The tests' discovery runs the executables at build time, so the options apply to it too.
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
-  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
-  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
-  if ! configure_and_build "$dir" \
-    "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"; then
+  step "ASan+UBSan: building $asan_dir"
+  if ! timed "asan: build" build_asan; then
     fail "ASan build"
     return
   fi
   step "ASan+UBSan: every test"
-  ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900 || fail "ASan tests"
-  unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
-  echo "asan: $(elapsed "$start")"
+  timed "asan: ctest (all)" test_asan || fail "ASan tests"
 }
 
-run_tsan() {
-  local start dir=$out/build-tsan
-  start=$(date +%s)
-  step "TSan: building $dir"
-  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
-  if ! configure_and_build "$dir" "-fsanitize=thread -fno-omit-frame-pointer"; then
-    fail "TSan build"
-    return
-  fi
-  step "TSan: concurrency tests ($tsan_tests)"
-  ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900 -R "$tsan_tests" ||
-    fail "TSan tests"
-  unset TSAN_OPTIONS
-  echo "tsan: $(elapsed "$start")"
+# <target>: the folders its inputs are seeded from.
+fuzz_seeds() {
+  case $1 in
+    sniff_ir_fuzz) echo "$root/tests/fuzz/corpus/sniff_ir" ;;
+    selector_fuzz) echo "$root/tests/fuzz/corpus/selector" ;;
+    pipeline_cache_fuzz) echo "$root/tests/fuzz/corpus/pipeline_cache" ;;
+    spirv_reflect_fuzz) echo "$asan_dir/tests/vulkan/shaders" ;;
+    cuda_ptx_parser_fuzz) echo "$root/kernels/ptx" ;;
+  esac
+}
+
+fuzz_one() { # <target>
+  local target=$1 seeds
+  mkdir -p "$asan_dir/fuzz-corpus/$target" "$asan_dir/fuzz-crashes"
+  read -r -a seeds <<<"$(fuzz_seeds "$target")"
+  asan_env
+  # libFuzzer stops at the first crash, leak or UB report; its exit status says so.
+  export ASAN_OPTIONS="$ASAN_OPTIONS:abort_on_error=0"
+  (cd "$asan_dir" && HAL_BACKENDS=vulkan HAL_LOG_LEVEL=error "bin/$target" \
+    -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+    -artifact_prefix="$asan_dir/fuzz-crashes/$target-" \
+    "fuzz-corpus/$target" "${seeds[@]}") >"$asan_dir/fuzz-crashes/$target.log" 2>&1
+  local status=$?
+  tail -n 25 "$asan_dir/fuzz-crashes/$target.log"
+  return "$status"
 }
 
 run_fuzz() {
-  local start dir=$out/build-fuzz clang clangxx
-  start=$(date +%s)
-  clang=$(command -v clang || true)
-  clangxx=$(command -v clang++ || true)
-  if [ -z "$clang" ] || [ -z "$clangxx" ]; then
-    echo "fuzz: clang not found; the fuzz targets are skipped (the corpus regression test still"
-    echo "runs in every build as hal_test_fuzz_corpus)"
-    return
-  fi
-  step "fuzz: building $dir with clang"
-  # fuzzer-no-link instruments the runtime as well, so targets that reach it through hal_static
-  # (pipeline_cache_fuzz) get coverage feedback from it.
-  # hal_warnings() passes the GCC-only -Wshadow=local; clang must not turn it into an error.
-  local flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
-  flags+=" -Wno-unknown-warning-option"
-  if ! cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAL_BUILD_FUZZERS=ON \
-    "-DCMAKE_C_COMPILER=$clang" "-DCMAKE_CXX_COMPILER=$clangxx" \
-    "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags" \
-    "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
-    "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null ||
-    ! cmake --build "$dir" -j "$jobs" --target hal_fuzz_targets; then
+  local target
+  # After the asan step this only confirms that everything is up to date.
+  step "fuzz: building $asan_dir"
+  if ! timed "fuzz: build" build_asan; then
     fail "fuzz build"
     return
   fi
-  export ASAN_OPTIONS="detect_leaks=1:suppressions=$supp/asan.supp"
-  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
-  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
-  local target
-  for target in sniff_ir selector pipeline_cache; do
-    [ -x "$dir/bin/${target}_fuzz" ] || continue
-    step "fuzz: ${target}_fuzz for ${fuzz_seconds} s"
-    mkdir -p "$dir/fuzz-corpus/$target"
-    (cd "$dir" && HAL_BACKENDS=vulkan HAL_LOG_LEVEL=error "bin/${target}_fuzz" \
-      -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
-      "fuzz-corpus/$target" "$root/tests/fuzz/corpus/$target") 2>&1 | tail -n 25 ||
-      fail "fuzz target $target"
+  for target in $fuzz_targets; do
+    if [ ! -x "$asan_dir/bin/$target" ]; then
+      # The CUDA one exists only where cuda.h was found; the Vulkan ones only with Vulkan.
+      echo "fuzz: $target is not built here; skipped"
+      continue
+    fi
+    step "fuzz: $target for $fuzz_seconds s"
+    timed "fuzz: $target" fuzz_one "$target" || fail "fuzz target $target"
   done
-  unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
-  echo "fuzz: $(elapsed "$start")"
+}
+
+build_tsan() {
+  need_clang || return 1
+  local present=() target available
+  configure "$tsan_dir" "-fsanitize=thread" \
+    "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" \
+    "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread" || return 1
+  available=$(cmake --build "$tsan_dir" --target help) || return 1
+  for target in $tsan_targets; do
+    # cuda_backend_test exists only where cuda.h was found.
+    if grep -qx "\.\.\. $target" <<<"$available"; then present+=("$target"); fi
+  done
+  [ ${#present[@]} -gt 0 ] || { echo "tsan: none of $tsan_targets is a target" >&2; return 1; }
+  cmake --build "$tsan_dir" -j "$jobs" --target "${present[@]}"
+}
+
+test_tsan() {
+  # The regex must select tests: a typo in it must not pass as a clean run.
+  local count
+  count=$(ctest --test-dir "$tsan_dir" -N -R "$tsan_tests" | sed -n 's/^Total Tests: //p')
+  if [ "${count:-0}" -eq 0 ]; then
+    echo "tsan: no test matches $tsan_tests" >&2
+    return 1
+  fi
+  ctest --test-dir "$tsan_dir" --output-on-failure -j "$jobs" --timeout 900 -R "$tsan_tests"
+}
+
+run_tsan() {
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+  step "TSan: building $tsan_dir ($tsan_targets)"
+  if ! timed "tsan: build" build_tsan; then
+    fail "TSan build"
+    unset TSAN_OPTIONS
+    return
+  fi
+  step "TSan: concurrency tests ($tsan_tests)"
+  timed "tsan: ctest (concurrency)" test_tsan || fail "TSan tests"
+  unset TSAN_OPTIONS
 }
 
 total=$(date +%s)
 case "$what" in
   asan) run_asan ;;
-  tsan) run_tsan ;;
   fuzz) run_fuzz ;;
-  all) run_asan; run_tsan; run_fuzz ;;
-  *) sed -n '2,24p' "$0"; exit 2 ;;
+  tsan) run_tsan ;;
+  all) run_asan; run_fuzz; run_tsan ;;
+  *) sed -n '2,28p' "$0"; exit 2 ;;
 esac
 echo
-echo "sanitize.sh: $what took $(elapsed "$total")"
+echo "sanitize.sh: times"
+printf '  %s\n' "${times[@]}"
+echo "sanitize.sh: $what took $(($(date +%s) - total)) s"
 if [ ${#failed[@]} -ne 0 ]; then
   printf 'sanitize.sh: failed: %s\n' "${failed[@]}" >&2
   exit 1

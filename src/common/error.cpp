@@ -2,6 +2,9 @@
 
 #include "common/log.h"
 
+#include <cstring>
+#include <type_traits>
+
 namespace hal {
 namespace {
 
@@ -45,11 +48,21 @@ void clear_pending_error() {
   t_pending.clear();
 }
 
-const char* status_name(hal_status status) {
+namespace {
+
+using StatusValue = std::underlying_type_t<hal_status>;
+
+const char* name_of_value(StatusValue value) {
   for (const StatusName& entry : kStatusNames) {
-    if (entry.status == status) return entry.name;
+    if (static_cast<StatusValue>(entry.status) == value) return entry.name;
   }
   return "HAL_STATUS_UNKNOWN";
+}
+
+}  // namespace
+
+const char* status_name(hal_status status) {
+  return name_of_value(static_cast<StatusValue>(status));
 }
 
 void publish_error(const char* call, hal_status status) {
@@ -73,7 +86,12 @@ void publish_error(const char* call, hal_status status) {
 extern "C" {
 
 HAL_API const char* hal_status_string(hal_status status) {
-  return hal::status_name(status);
+  // A C caller may pass any value of the enum's integer type, but in C++ reading a hal_status
+  // outside its enumerators' range is undefined: the value is taken from its bytes instead.
+  hal::StatusValue value;
+  static_assert(sizeof value == sizeof status);
+  std::memcpy(&value, &status, sizeof value);
+  return hal::name_of_value(value);
 }
 
 HAL_API const char* hal_last_error(void) {

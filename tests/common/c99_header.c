@@ -26,6 +26,11 @@ int main(void) {
   check(hal_version() == HAL_VERSION, "hal_version() == HAL_VERSION");
   check(strcmp(hal_status_string(HAL_ERROR_OUT_OF_RANGE), "HAL_ERROR_OUT_OF_RANGE") == 0,
         "hal_status_string(HAL_ERROR_OUT_OF_RANGE)");
+  /* Values beyond the enumerators are valid in C (not in C++, where the library is written). */
+  check(strcmp(hal_status_string((hal_status)16), "HAL_STATUS_UNKNOWN") == 0,
+        "hal_status_string(16)");
+  check(strcmp(hal_status_string((hal_status)0x7fffffff), "HAL_STATUS_UNKNOWN") == 0,
+        "hal_status_string(0x7fffffff)");
   check(strcmp(hal_last_error(), "") == 0, "hal_last_error() is empty before any failure");
   check(hal_device_count(&count) == HAL_SUCCESS, "hal_device_count");
   check(hal_mem_alloc(NULL, 16, &ptr) == HAL_ERROR_INVALID_HANDLE, "hal_mem_alloc(NULL device)");

@@ -281,12 +281,14 @@ TEST_F(Streams, FreeWhileOtherThreadsCopyAndLaunch) {
     ASSERT_OK(hal_mem_alloc(gpu, 256, &p));
     std::atomic<int> unexpected{0};
     std::atomic<int> ran{0};
+    std::atomic<int> finished{0};
     std::vector<std::thread> users;
     for (int t = 0; t < 3; ++t) {
       users.emplace_back([&, t] {
         hal_stream own = nullptr;
         if (hal_stream_create(gpu, &own) != HAL_SUCCESS) {
           ++unexpected;
+          ++finished;
           return;
         }
         const hal_launch_config config = {{1, 1, 1}, {1, 1, 1}, 0};
@@ -303,9 +305,13 @@ TEST_F(Streams, FreeWhileOtherThreadsCopyAndLaunch) {
           }
         }
         hal_stream_destroy(own);
+        ++finished;
       });
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    // Free right after the first use went through, while the rest still run (each thread makes
+    // 20 calls of at least 300 us). A fixed sleep here was too short where threads start slowly,
+    // as in a sanitizer build, and the free came first.
+    while (ran.load() == 0 && finished.load() < 3) std::this_thread::yield();
     EXPECT_OK(hal_mem_free(gpu, p));
     for (std::thread& th : users) th.join();
     EXPECT_EQ(unexpected.load(), 0);

@@ -1,6 +1,8 @@
 # The consumer test: install hal into a fresh prefix, then build and run a small C program
 # against it twice, once found with find_package(hal) and once with pkg-config.
-# Variables: BUILD_DIR (hal's build), WORK_DIR (scratch), SOURCE_DIR (this folder), CC, PKG_CONFIG.
+# Variables: BUILD_DIR (hal's build), WORK_DIR (scratch), SOURCE_DIR (this folder), CC, PKG_CONFIG,
+# LINK_FLAGS (hal's own programs' linker flags: a sanitizer build's libhal.so needs the program to
+# bring the sanitizer runtime).
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 
@@ -27,7 +29,8 @@ foreach(f include/hal/hal.h lib/libhal.so.0 lib/cmake/hal/halConfig.cmake
 endforeach()
 
 # 1. find_package(hal)
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/cmake -DCMAKE_PREFIX_PATH=${prefix})
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/cmake -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_C_COMPILER=${CC} "-DCMAKE_EXE_LINKER_FLAGS=${LINK_FLAGS}")
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake)
 run(${WORK_DIR}/cmake/consumer ${prefix}/share/hal/kernels)
 
@@ -39,6 +42,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pkg-config --cflags --libs hal failed")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
-run(${CC} -std=c99 -Wall -Wextra -Werror ${SOURCE_DIR}/consumer.c ${flags}
+separate_arguments(link_flags UNIX_COMMAND "${LINK_FLAGS}")
+run(${CC} -std=c99 -Wall -Wextra -Werror ${SOURCE_DIR}/consumer.c ${flags} ${link_flags}
     -Wl,-rpath,${prefix}/lib -o ${WORK_DIR}/consumer-pc)
 run(${WORK_DIR}/consumer-pc ${prefix}/share/hal/kernels)

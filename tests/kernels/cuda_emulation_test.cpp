@@ -132,7 +132,11 @@ TEST(KernelsCudaHost, Matmul) {
 template <typename T, typename Softmax, typename Sum>
 void check_rows(const char* dtype, Softmax softmax, Sum sum) {
   const float inf = std::numeric_limits<float>::infinity();
-  for (const auto& [rows, cols] : {std::pair<uint32_t, uint32_t>{1, 1}, {17, 17}, {3, 300}}) {
+  for (const auto& dims : {std::pair<uint32_t, uint32_t>{1, 1}, {17, 17}, {3, 300}}) {
+    // Plain variables, not a structured binding: the lambdas below capture them, which clang
+    // before 16 refuses for bindings.
+    const uint32_t rows = dims.first;
+    const uint32_t cols = dims.second;
     const std::string shape = " " + std::to_string(rows) + "x" + std::to_string(cols);
     SCOPED_TRACE(shape);
     std::vector<float> x = ref::random_uniform(size_t{rows} * cols, rows + cols, -8.0f, 8.0f);
