@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace hal::vulkan {
 namespace {
@@ -57,9 +58,10 @@ hal_status VulkanStream::record_copy(VkBuffer src, uint64_t src_offset, VkBuffer
                                      uint64_t dst_offset, uint64_t size, Kind kind,
                                      std::function<void()> on_complete) {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
-  const trace::Op traced = trace::on() ? trace::Op::transfer(kind, size) : trace::Op{};
+  std::optional<trace::Op> traced;  // only with the trace on: nothing to build otherwise
+  if (trace::on()) traced = trace::Op::transfer(kind, size);
   hal_status status =
-      core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd, trace::on() ? &traced : nullptr);
+      core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd, traced ? &*traced : nullptr);
   if (status != HAL_SUCCESS) return status;
   VkBufferCopy region{src_offset, dst_offset, size};
   device_.vk().vkCmdCopyBuffer(cmd, src, dst, 1, &region);
@@ -182,9 +184,10 @@ hal_status VulkanStream::fill(const DeviceRange& dst, uint32_t pattern, uint32_t
   }
   if (remaining == 0) return HAL_SUCCESS;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
-  const trace::Op traced = trace::on() ? trace::Op::transfer(Kind::kFill, remaining) : trace::Op{};
+  std::optional<trace::Op> traced;
+  if (trace::on()) traced = trace::Op::transfer(Kind::kFill, remaining);
   hal_status status =
-      core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd, trace::on() ? &traced : nullptr);
+      core_->begin_command(VK_PIPELINE_STAGE_TRANSFER_BIT, &cmd, traced ? &*traced : nullptr);
   if (status != HAL_SUCCESS) return status;
   device_.vk().vkCmdFillBuffer(cmd, to.block->buffer, offset, remaining, word);
   return core_->end_command();
@@ -258,11 +261,13 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
                               0, nullptr);
   }
   VkCommandBuffer cmd = VK_NULL_HANDLE;
-  const trace::Op traced = trace::on() ? trace::Op::kernel_launch(function.desc.name, params.grid,
-                                                                  params.block, params.shared_bytes)
-                                       : trace::Op{};
-  status = core_->begin_command(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, &cmd,
-                                trace::on() ? &traced : nullptr);
+  std::optional<trace::Op> traced;
+  if (trace::on()) {
+    traced = trace::Op::kernel_launch(function.desc.name, params.grid, params.block,
+                                      params.shared_bytes);
+  }
+  status =
+      core_->begin_command(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, &cmd, traced ? &*traced : nullptr);
   if (status != HAL_SUCCESS) return status;
   const uint64_t batch = core_->open_serial_locked();
   if (bound_.batch != batch) {
