@@ -22,7 +22,7 @@ packages=(
   cmake g++ make pkg-config file binutils
   libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslc spirv-tools libspirv-cross-c-shared-dev
-  libspdlog-dev libfmt-dev libgtest-dev libopenblas-dev clang-format python3
+  libspdlog-dev libfmt-dev libgtest-dev libopenblas-dev clang-format python3 ccache
 )
 # Only for the sanitizer builds and the fuzz targets: clang, its sanitizer and libFuzzer runtimes
 # (libclang-rt-dev) and llvm-symbolizer (llvm), which turns the reports' addresses into lines.
@@ -52,7 +52,14 @@ deps() { # [package...] (default: the packages above)
 
 build() {
   step "building into $build"
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  # Warnings are errors here (and so in CI), never in a user's own cmake build. ccache keeps
+  # rebuilds of unchanged sources cheap across runs on one machine.
+  local cache=()
+  if command -v ccache >/dev/null; then
+    cache=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAL_WARNINGS_AS_ERRORS=ON \
+    "${cache[@]}"
   cmake --build "$build" -j "$jobs"
 }
 

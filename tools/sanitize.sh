@@ -68,7 +68,7 @@ need_clang() {
 configure() {
   local dir=$1 flags=$2
   shift 2
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAL_WARNINGS_AS_ERRORS=ON \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     "-DCMAKE_C_FLAGS=$flags -fno-omit-frame-pointer" "-DCMAKE_CXX_FLAGS=$flags -fno-omit-frame-pointer" \
     "$@" >/dev/null
