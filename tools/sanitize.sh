@@ -32,7 +32,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${HAL_SANITIZE_DIR:-$root}
 jobs=${HAL_SANITIZE_JOBS:-$(nproc 2>/dev/null || echo 2)}
 fuzz_seconds=${HAL_FUZZ_SECONDS:-30}
-fuzz_targets=${HAL_FUZZ_TARGETS:-sniff_ir_fuzz selector_fuzz pipeline_cache_fuzz spirv_reflect_fuzz cuda_ptx_parser_fuzz}
+fuzz_targets=${HAL_FUZZ_TARGETS:-sniff_ir_fuzz selector_fuzz pipeline_cache_fuzz spirv_reflect_fuzz ptx_reader_fuzz ptx_parser_fuzz}
 supp=$root/tests/sanitizers
 tsan_targets=${HAL_TSAN_TARGETS:-hal_test_runtime hal_test_no_backends hal_test_vulkan hal_test_soak cuda_backend_test}
 tsan_tests=${HAL_TSAN_TESTS:-'Soak\.|LastError\.IsPerThread|Concurrent|OtherThreads|ThreadsWithTheirOwnStreams'}
@@ -117,7 +117,7 @@ fuzz_seeds() {
     selector_fuzz) echo "$root/tests/fuzz/corpus/selector" ;;
     pipeline_cache_fuzz) echo "$root/tests/fuzz/corpus/pipeline_cache" ;;
     spirv_reflect_fuzz) echo "$asan_dir/tests/vulkan/shaders" ;;
-    cuda_ptx_parser_fuzz) echo "$root/kernels/ptx" ;;
+    ptx_reader_fuzz | ptx_parser_fuzz) echo "$root/kernels/ptx" ;;
   esac
 }
 
@@ -147,7 +147,7 @@ run_fuzz() {
   fi
   for target in $fuzz_targets; do
     if [ ! -x "$asan_dir/bin/$target" ]; then
-      # The CUDA one exists only where cuda.h was found; the Vulkan ones only with Vulkan.
+      # The PTX ones exist only where cuda.h was found; the Vulkan ones only with Vulkan.
       echo "fuzz: $target is not built here; skipped"
       continue
     fi

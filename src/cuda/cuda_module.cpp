@@ -3,7 +3,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "cuda/cuda_status.h"
-#include "cuda/ptx_parser.h"
+#include "ptx/reader.h"
 
 #include <fmt/format.h>
 
@@ -196,7 +196,7 @@ void describe_ptx_entry(const ptx::Entry& entry, FunctionDesc* desc) {
 }
 
 // Parameters of a cubin function through cuFuncGetParamInfo (offset and size only; kinds by the
-// rule of ptx_parser.h). Unknown when the driver lacks the query or answers anything but
+// rule of ptx/reader.h). Unknown when the driver lacks the query or answers anything but
 // CUDA_ERROR_INVALID_VALUE, its answer past the last parameter.
 void describe_binary_params(const DriverApi& api, CUfunction handle, FunctionDesc* desc) {
   desc->params_known = false;

@@ -1,7 +1,7 @@
 // CUDA modules and functions: PTX, cubin and fatbin through cuModuleLoadDataEx.
 //
 // Before the driver sees a blob:
-//  - PTX is parsed (ptx_parser.h) for its header and entry signatures. A .target newer than the
+//  - PTX is parsed (ptx/reader.h) for its header and entry signatures. A .target newer than the
 //    device (or an arch-specific sm_XYa for another architecture) is HAL_ERROR_NOT_SUPPORTED,
 //    .address_size 32 too; malformed PTX is HAL_ERROR_INVALID_IR.
 //  - a cubin must be a 64-bit little-endian ELF for EM_CUDA whose section and program headers,

@@ -4,8 +4,8 @@
 #include "common/error.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_module.h"
-#include "cuda/ptx_parser.h"
 #include "cuda_test_double.h"
+#include "ptx/reader.h"
 
 #include <gtest/gtest.h>
 

@@ -1,14 +1,17 @@
-// A reader for the parts of PTX text that hal needs before the driver sees it: the module header
+// What hal's CUDA backend reads from PTX text before the driver sees it: the module header
 // (.version, .target, .address_size) and the signature of every .entry.
 //
-// Self-contained on purpose: no CUDA header, no runtime state, so it can be tested and fuzzed
-// alone. The input is untrusted bytes of any content:
+// Built on the PTX front end (ir.h) with ParseOptions::bodies = false, so that the backend and
+// the CPU PTX driver read headers and signatures with the same code: function bodies are
+// skipped by matching braces, and the driver's JIT remains the judge of the instructions. The
+// input is untrusted bytes of any content:
 //  - it is read only within [text.data(), text.data() + text.size()]; no NUL terminator is
 //    needed or assumed;
 //  - the work is linear in the input size, with fixed caps on identifier length, entries and
 //    parameters, so no input makes it loop, recurse deeply or allocate without bound;
 //  - anything it cannot read is a clear error naming the line, never a crash.
-// It checks only what it reads: the driver's JIT remains the judge of the kernel bodies.
+// Module variables and .func signatures are read too (and must be well formed); only the
+// entries are reported.
 //
 // Parameter kinds (the rule hal documents for PTX and, through classify_params, for cubins):
 //  - a 64-bit parameter with the .ptr qualifier is a pointer (on a narrower type, as in 32-bit
@@ -28,6 +31,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "ptx/ir.h"
 
 namespace hal::ptx {
 
@@ -56,11 +61,12 @@ struct Module {
   std::vector<Entry> entries;  // every defined .entry, in file order
 };
 
-// Caps that bound the work on hostile input. Inputs beyond them are errors, not truncations.
-inline constexpr size_t kMaxIdentifierLength = 4096;
-inline constexpr size_t kMaxEntries = 65536;
-inline constexpr size_t kMaxParamsPerEntry = 4096;
-inline constexpr uint32_t kMaxParamBytes = 65536;  // per parameter and per entry
+// Caps that bound the work on hostile input (the front end's, ir.h). Inputs beyond them are
+// errors, not truncations.
+inline constexpr size_t kMaxIdentifierLength = ir::kMaxIdentifierLength;
+inline constexpr size_t kMaxEntries = ir::kMaxFunctions;  // .entry and .func together
+inline constexpr size_t kMaxParamsPerEntry = ir::kMaxParams;
+inline constexpr uint32_t kMaxParamBytes = ir::kMaxParamBytes;  // per parameter and per entry
 
 // Parses |text|. On success fills |out| and returns true. On failure returns false and sets
 // |error| to "line N: what was expected and what was seen"; |out| is then unspecified.

@@ -1,6 +1,6 @@
-// Tests of the PTX reader (src/cuda/ptx_parser.h) on hand-written PTX, on nvcc's output, and on
-// damaged input.
-#include "cuda/ptx_parser.h"
+// Tests of the PTX signature reader (src/ptx/reader.h) on hand-written PTX, on nvcc's output, and
+// on damaged input.
+#include "ptx/reader.h"
 
 #include <gtest/gtest.h>
 
@@ -79,7 +79,7 @@ constexpr std::string_view kHandWritten = R"(
 .extern .entry declared(.param .u32 x);
 )";
 
-TEST(PtxParser, ReadsHeaderAndEntries) {
+TEST(PtxReader, ReadsHeaderAndEntries) {
   const Module module = parse_ok(kHandWritten);
   EXPECT_EQ(module.version_major, 8u);
   EXPECT_EQ(module.version_minor, 0u);
@@ -95,7 +95,7 @@ TEST(PtxParser, ReadsHeaderAndEntries) {
   EXPECT_EQ(module.entries[2].maxntid, 256u);
 }
 
-TEST(PtxParser, ClassifiesParameters) {
+TEST(PtxReader, ClassifiesParameters) {
   const Module module = parse_ok(kHandWritten);
   const Entry& entry = module.entries[0];
   ASSERT_EQ(entry.params.size(), 8u);
@@ -122,7 +122,7 @@ TEST(PtxParser, ClassifiesParameters) {
   EXPECT_EQ(entry.reqntid[2], 1u);
 }
 
-TEST(PtxParser, MangledNamesDecideSixtyFourBitIntegers) {
+TEST(PtxReader, MangledNamesDecideSixtyFourBitIntegers) {
   // scale(float*, float const*, unsigned long, Pair, char, short, double)
   constexpr std::string_view kPtx = R"(.version 8.0
 .target sm_80
@@ -143,7 +143,7 @@ TEST(PtxParser, MangledNamesDecideSixtyFourBitIntegers) {
   EXPECT_EQ(params[6].kind, ParamKind::kValue);
 }
 
-TEST(PtxParser, ClassifyParamsUsesDemangledSignatures) {
+TEST(PtxReader, ClassifyParamsUsesDemangledSignatures) {
   using hal::ptx::classify_params;
   EXPECT_EQ(classify_params("_Z4fillIfEvPT_S0_i", {true, false, false}),
             (std::vector<bool>{true, false, false}));
@@ -159,19 +159,19 @@ TEST(PtxParser, ClassifyParamsUsesDemangledSignatures) {
   EXPECT_EQ(classify_params("_Z1kv", {}), (std::vector<bool>{}));
 }
 
-TEST(PtxParser, DefaultsAddressSizeTo32) {
+TEST(PtxReader, DefaultsAddressSizeTo32) {
   const Module module = parse_ok(".version 7.0\n.target sm_70\n");
   EXPECT_EQ(module.address_size, 32u);
   EXPECT_TRUE(module.entries.empty());
 }
 
-TEST(PtxParser, ReadsArchitectureSuffixes) {
+TEST(PtxReader, ReadsArchitectureSuffixes) {
   EXPECT_EQ(parse_ok(".version 8.0\n.target sm_90a\n").target_sm, 90u);
   EXPECT_EQ(parse_ok(".version 8.8\n.target sm_100f\n").target_sm, 100u);
   EXPECT_EQ(parse_ok(".version 8.8\n.target sm_120\n").target, "sm_120");
 }
 
-TEST(PtxParser, ReportsErrorsWithLineNumbers) {
+TEST(PtxReader, ReportsErrorsWithLineNumbers) {
   EXPECT_NE(parse_error("").find("no .version"), std::string::npos);
   EXPECT_NE(parse_error("hello world").find("no .version"), std::string::npos);
   EXPECT_NE(parse_error(".version 8.0\n").find("no .target"), std::string::npos);
@@ -201,9 +201,39 @@ TEST(PtxParser, ReportsErrorsWithLineNumbers) {
             std::string::npos);
 }
 
+// The backend reads signatures only: instructions it does not know, in bodies it skips, never
+// fail a load (the driver's JIT judges them). Module variables and .func signatures are read,
+// with the same code as the CPU PTX driver's parser.
+TEST(PtxReader, SkipsBodiesButReadsEverythingElse) {
+  const Module module = parse_ok(R"(.version 9.9
+.target sm_120a
+.address_size 64
+.global .align 8 .u64 table[2] = {generic(table), 0};
+.func (.param .b32 r) helper(.param .b32 x)
+{
+  future.instruction.v16.e2m1 {%x, [%y]}, @@@;
+}
+.visible .entry k(.param .u64 p)
+.explicitcluster
+.abi_preserve 4
+{
+  .reg .b32 %r<2>;
+  tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r1, p;
+  ret;
+}
+)");
+  ASSERT_EQ(module.entries.size(), 1u);
+  EXPECT_EQ(module.target_sm, 120u);
+  EXPECT_EQ(module.entries[0].params.size(), 1u);
+  EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n.func f(.param .wat x) { }\n").find("'.wat'"),
+            std::string::npos);
+  EXPECT_NE(parse_error(".version 8.0\n.target sm_80\n.global .u32 g = {1};\n").find("line 3"),
+            std::string::npos);
+}
+
 // The PTX ISA writes the kernel-parameter attributes joined (".ptr.global.align 16"); Triton
 // writes them apart. Both are one pointer parameter.
-TEST(PtxParser, ReadsJoinedPointerAttributes) {
+TEST(PtxReader, ReadsJoinedPointerAttributes) {
   const Module module = parse_ok(R"(.version 8.4
 .target sm_90a
 .address_size 64
@@ -236,7 +266,7 @@ TEST(PtxParser, ReadsJoinedPointerAttributes) {
             std::string::npos);
 }
 
-TEST(PtxParser, EnforcesCaps) {
+TEST(PtxReader, EnforcesCaps) {
   const std::string header = ".version 8.0\n.target sm_80\n.address_size 64\n";
   EXPECT_NE(parse_error(header + ".entry " + std::string(5000, 'k') + "() {}").find("longer than"),
             std::string::npos);
@@ -253,7 +283,7 @@ TEST(PtxParser, EnforcesCaps) {
 }
 
 // Every prefix and many random corruptions of valid PTX either parse or fail cleanly.
-TEST(PtxParser, SurvivesTruncationAndCorruption) {
+TEST(PtxReader, SurvivesTruncationAndCorruption) {
   const std::string text(kHandWritten);
   for (size_t length = 0; length <= text.size(); ++length) {
     Module module;
@@ -298,7 +328,7 @@ std::string read_file(const char* path) {
   return out.str();
 }
 
-TEST(PtxParserOnNvcc, ReadsNvccOutput) {
+TEST(PtxReaderOnNvcc, ReadsNvccOutput) {
   const std::string text = read_file(HAL_TEST_NVCC_PTX);
   ASSERT_FALSE(text.empty()) << "cannot read " << HAL_TEST_NVCC_PTX;
   const Module module = parse_ok(text);
@@ -341,7 +371,7 @@ TEST(PtxParserOnNvcc, ReadsNvccOutput) {
   EXPECT_EQ(bounded.params[0].kind, ParamKind::kPointer);
 }
 #else
-TEST(PtxParserOnNvcc, ReadsNvccOutput) {
+TEST(PtxReaderOnNvcc, ReadsNvccOutput) {
   GTEST_SKIP() << "nvcc was not found at configure time: no generated PTX to read";
 }
 #endif
