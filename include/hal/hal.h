@@ -58,7 +58,7 @@ extern "C" {
 
 #define HAL_VERSION_MAJOR 0
 #define HAL_VERSION_MINOR 1
-#define HAL_VERSION_PATCH 0
+#define HAL_VERSION_PATCH 1
 /* A packed version: major in bits 16..31, minor in bits 8..15, patch in bits 0..7. */
 #define HAL_MAKE_VERSION(major, minor, patch) \
   ((uint32_t)(((major) << 16) | ((minor) << 8) | (patch)))
@@ -481,9 +481,11 @@ typedef struct hal_launch_config {
  *  - |function| and |stream| belong to the same device (HAL_ERROR_INVALID_HANDLE);
  *  - |config| and, for functions with parameters, |args| and every args[i] are non-NULL
  *    (HAL_ERROR_INVALID_ARGUMENT);
- *  - every pointer argument lies inside a live allocation of the stream's device (0 is refused,
- *    so one program behaves the same on every backend) and is a multiple of
- *    hal_device_info.pointer_alignment (HAL_ERROR_OUT_OF_RANGE, HAL_ERROR_INVALID_ARGUMENT);
+ *  - every pointer argument lies inside a live allocation of the stream's device and is a
+ *    multiple of hal_device_info.pointer_alignment (HAL_ERROR_OUT_OF_RANGE,
+ *    HAL_ERROR_INVALID_ARGUMENT); 0 is a null pointer, passed to kernels that take the raw
+ *    address (PTX, SPIR-V buffer device addresses) and refused for descriptor-bound SPIR-V
+ *    buffers (HAL_ERROR_OUT_OF_RANGE), see docs/ABI.md;
  *  - grid and block are >= 1 in every dimension and within the device's and the function's
  *    limits; a block that differs from the kernel's fixed block size is refused
  *    (HAL_ERROR_OUT_OF_RANGE); a block of {0,0,0} for a kernel without a fixed block size is

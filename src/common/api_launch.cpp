@@ -107,6 +107,9 @@ hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* con
     if (fn.params[i].kind != HAL_PARAM_POINTER) continue;
     hal_deviceptr ptr = 0;
     std::memcpy(&ptr, args[i], sizeof(ptr));
+    // A null pointer reaches kernels that take raw addresses (docs/ABI.md); it has no
+    // allocation, so params->pointers[i] stays empty.
+    if (ptr == 0 && fn.params[i].nullable) continue;
     // The parameter's name is formatted only on failure: this loop runs on every launch.
     if (hal_status s = resolve_range(dev, ptr, 0, "it", &params->pointers[i]); s != HAL_SUCCESS) {
       return failf(s, "'{}' parameter {} (a pointer): {}", fn.name, i, pending_error());

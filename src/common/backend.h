@@ -63,6 +63,9 @@ struct ParamInfo {
   hal_param_kind kind = HAL_PARAM_VALUE;
   uint32_t size = 0;
   uint32_t alignment = 0;
+  // A pointer the kernel receives as a raw address (PTX; SPIR-V push-constant addresses): an
+  // argument of 0 reaches it as a null pointer. A descriptor-bound buffer cannot be null.
+  bool nullable = false;
 };
 
 // What the runtime knows about a function; the backend fills it when the module loads.

@@ -190,6 +190,7 @@ void describe_ptx_entry(const ptx::Entry& entry, FunctionDesc* desc) {
     info.kind = param.kind == ptx::ParamKind::kPointer ? HAL_PARAM_POINTER : HAL_PARAM_VALUE;
     info.size = param.size;
     info.alignment = param.alignment;
+    info.nullable = info.kind == HAL_PARAM_POINTER;  // PTX takes raw addresses: NULL passes
     desc->params.push_back(info);
   }
   for (int i = 0; i < 3; ++i) desc->block[i] = entry.reqntid[i];
@@ -220,6 +221,7 @@ void describe_binary_params(const DriverApi& api, CUfunction handle, FunctionDes
     info.kind = pointers[i] ? HAL_PARAM_POINTER : HAL_PARAM_VALUE;
     info.size = static_cast<uint32_t>(sizes[i]);
     info.alignment = guess_alignment(offsets[i], sizes[i]);
+    info.nullable = pointers[i];
     desc->params.push_back(info);
   }
   desc->params_known = true;

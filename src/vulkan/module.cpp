@@ -160,7 +160,7 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
     slot.size = member.size;
     state->slots.push_back(slot);
     desc.params.push_back(member.is_address
-                              ? ParamInfo{HAL_PARAM_POINTER, 8, 8}
+                              ? ParamInfo{HAL_PARAM_POINTER, 8, 8, /*nullable=*/true}
                               : ParamInfo{HAL_PARAM_VALUE, member.size, member.alignment});
   }
   state->push_size = entry.push_constant_size;

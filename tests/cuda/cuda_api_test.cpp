@@ -138,6 +138,37 @@ TEST_F(CudaApiTest, LaunchMarshalsArguments) {
   EXPECT_EQ(hal_mem_free(device_, data), HAL_SUCCESS);
 }
 
+// A PTX pointer parameter takes a raw address: 0 reaches the kernel as a null pointer (Triton's
+// launcher passes 0 for its scratch parameters), while an address outside every allocation is
+// still refused.
+TEST_F(CudaApiTest, NullPointerArgumentsReachTheKernel) {
+  const size_t sizes[] = {8, 8, 4};
+  cuda_test_double_set_function("_Z5scalePfmf", sizes, 3, 1024, 0);
+  hal_module module = load(kPtx);
+  ASSERT_NE(module, nullptr);
+  hal_function function = nullptr;
+  ASSERT_EQ(hal_module_get_function(module, "_Z5scalePfmf", &function), HAL_SUCCESS);
+  hal_deviceptr null_pointer = 0;
+  uint64_t n = 7;
+  float factor = 2.0f;
+  void* args[] = {&null_pointer, &n, &factor};
+  hal_launch_config config = {{1, 1, 1}, {32, 1, 1}, 0};
+  const int before = cuda_test_double_launch_count();
+  ASSERT_EQ(hal_launch(stream_, function, &config, args), HAL_SUCCESS) << hal_last_error();
+  ASSERT_EQ(cuda_test_double_launch_count(), before + 1);
+  cuda_test_double_launch launch{};
+  ASSERT_EQ(cuda_test_double_get_launch(before, &launch), 1);
+  uint64_t seen_pointer = 1;
+  std::memcpy(&seen_pointer, launch.param_bytes + launch.param_offsets[0], 8);
+  EXPECT_EQ(seen_pointer, 0u);
+  hal_deviceptr stray = 0x1000;
+  args[0] = &stray;
+  EXPECT_EQ(hal_launch(stream_, function, &config, args), HAL_ERROR_OUT_OF_RANGE);
+  EXPECT_TRUE(contains(hal_last_error(), "not inside any live allocation")) << hal_last_error();
+  EXPECT_EQ(hal_stream_synchronize(stream_), HAL_SUCCESS);
+  EXPECT_EQ(hal_module_unload(module), HAL_SUCCESS);
+}
+
 TEST_F(CudaApiTest, JitLogReachesLastError) {
   cuda_test_double_set_jit_error_log("ptxas fatal : Unresolved extern function 'missing'");
   cuda_test_double_fail_next("cuModuleLoadDataEx", CUDA_ERROR_INVALID_PTX);
