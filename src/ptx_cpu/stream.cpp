@@ -1,0 +1,109 @@
+#include "ptx_cpu/stream.h"
+
+#include "ptx_cpu/context.h"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+namespace hal::ptx_cpu {
+
+Stream::Stream(Context& context, Kind kind, unsigned flags, int priority)
+    : context_(context), kind_(kind), flags_(flags), priority_(priority) {}
+
+Stream::~Stream() {
+  close();
+  if (!worker_.joinable()) return;
+  // The last reference can be an operation's own dependency on its stream, dropped by the
+  // worker: a thread cannot join itself, and it is about to return anyway.
+  if (worker_.get_id() == std::this_thread::get_id()) {
+    worker_.detach();
+  } else {
+    worker_.join();
+  }
+}
+
+uint64_t Stream::push(std::vector<Dependency> dependencies, Work work) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t sequence = ++submitted_;
+  if (closing_) {
+    // Only a program that releases a context while using it gets here; never leave a waiter.
+    completed_ = submitted_;
+    done_cv_.notify_all();
+    return sequence;
+  }
+  queue_.push_back(Operation{std::move(dependencies), std::move(work)});
+  if (!worker_running_ && !worker_.joinable()) {
+    worker_running_ = true;
+    worker_ = std::thread([this] { run(); });
+  }
+  work_cv_.notify_one();
+  return sequence;
+}
+
+uint64_t Stream::submitted() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return submitted_;
+}
+
+bool Stream::completed(uint64_t sequence) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completed_ >= sequence;
+}
+
+void Stream::wait(uint64_t sequence) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_cv_.wait(lock, [&] { return completed_ >= sequence; });
+}
+
+void Stream::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  closing_ = true;
+  work_cv_.notify_all();
+}
+
+bool Stream::closed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return closing_;
+}
+
+bool Stream::finished() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return closing_ && !worker_running_;
+}
+
+void Stream::join() {
+  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
+}
+
+void Stream::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    work_cv_.wait(lock, [&] { return !queue_.empty() || closing_; });
+    if (queue_.empty()) break;  // closing, and everything queued has run
+    Operation operation = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    for (const Dependency& dependency : operation.dependencies) {
+      dependency.stream->wait(dependency.sequence);
+    }
+    try {
+      operation.work(context_.sticky_error());
+    } catch (const std::exception& error) {
+      context_.record_fault(CUDA_ERROR_LAUNCH_FAILED,
+                            std::string("an operation failed inside the driver: ") + error.what());
+    } catch (...) {
+      context_.record_fault(CUDA_ERROR_LAUNCH_FAILED, "an operation failed inside the driver");
+    }
+    // Released before the completion is published: what the work captured (staging buffers,
+    // programs, snapshots) is gone by the time a waiter returns.
+    operation = Operation{};
+    lock.lock();
+    ++completed_;
+    done_cv_.notify_all();
+  }
+  worker_running_ = false;
+  done_cv_.notify_all();
+}
+
+}  // namespace hal::ptx_cpu
