@@ -4,6 +4,7 @@
 #include "common/log.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_status.h"
+#include "ptx_cpu/ptx_cpu.h"
 
 #include <fmt/format.h>
 
@@ -79,8 +80,15 @@ hal_status CudaDevice::query() {
     return fail_result(*driver_, r, "cuDeviceGetName");
   }
   std::memcpy(out.name, name, sizeof(out.name) - 1);
+  // NVIDIA's driver under its own name; any other libcuda-compatible library (HAL_CUDA_LIBRARY:
+  // the CPU PTX driver, a test double) by its file name, so reports say which one ran.
+  const std::string& library = driver_->library();
+  const bool nvidia = library == "libcuda.so.1" || library == "libcuda.so";
   const std::string driver_name =
-      fmt::format("NVIDIA CUDA {}.{}", driver_->version() / 1000, driver_->version() % 1000 / 10);
+      nvidia ? fmt::format("NVIDIA CUDA {}.{}", driver_->version() / 1000,
+                           driver_->version() % 1000 / 10)
+             : fmt::format("{} (CUDA {}.{})", library.substr(library.find_last_of('/') + 1),
+                           driver_->version() / 1000, driver_->version() % 1000 / 10);
   std::memcpy(out.driver_name, driver_name.c_str(),
               std::min(driver_name.size(), sizeof(out.driver_name) - 1));
 
@@ -90,6 +98,14 @@ hal_status CudaDevice::query() {
   }
   static_assert(sizeof(uuid.bytes) == sizeof(out.uuid));
   std::memcpy(out.uuid, uuid.bytes, sizeof(out.uuid));
+  // hal's CPU PTX driver (src/ptx_cpu) marks its devices' UUIDs: the driver API has no device
+  // type, and a CPU device must say so (tools size their work by it, default selection puts GPUs
+  // first). It is no NVIDIA device either.
+  constexpr char kCpuPtx[] = HAL_PTX_CPU_UUID_PREFIX;
+  if (std::memcmp(uuid.bytes, kCpuPtx, sizeof(kCpuPtx) - 1) == 0) {
+    out.is_cpu = 1;
+    out.vendor_id = 0;
+  }
 
   size_t total = 0;
   if (CUresult r = cu.cuDeviceTotalMem(&total, device_); r != CUDA_SUCCESS) {

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace hal::cuda {
@@ -136,10 +137,31 @@ hal_status Driver::open(std::shared_ptr<const Driver>* out) {
     return failf(HAL_ERROR_UNAVAILABLE, "cuDriverGetVersion failed ({}). {}",
                  driver->error_name(result), error_hint(result));
   }
+  // Start the error log where it is now: only what happens from here on belongs to hal's calls.
+  if (api.cuLogsCurrent != nullptr && api.cuLogsDumpToMemory != nullptr) {
+    driver->has_log_ = api.cuLogsCurrent(&driver->log_iterator_, 0) == CUDA_SUCCESS;
+  }
   log()->debug("cuda: opened {} (driver CUDA {}.{})", opened, driver->version_ / 1000,
                driver->version_ % 1000 / 10);
   *out = std::move(driver);
   return HAL_SUCCESS;
+}
+
+std::string Driver::take_log() const {
+  if (!has_log_) return {};
+  // The driver keeps at most 25600 bytes of log; one buffer of that size takes all of it.
+  constexpr size_t kLogBytes = 25600;
+  std::string buffer(kLogBytes + 1, '\0');
+  size_t size = kLogBytes;
+  {
+    std::lock_guard<std::mutex> lock(log_mutex_);
+    if (api_.cuLogsDumpToMemory(&log_iterator_, buffer.data(), &size, 0) != CUDA_SUCCESS) {
+      return {};
+    }
+  }
+  buffer.resize(std::min(size, kLogBytes));
+  while (!buffer.empty() && (buffer.back() == '\n' || buffer.back() == '\0')) buffer.pop_back();
+  return buffer;
 }
 
 std::string Driver::error_name(CUresult result) const {

@@ -26,6 +26,7 @@
 #include <cuda.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace hal::cuda {
@@ -92,7 +93,9 @@ enum class Need { kRequired, kOptional };
   X(cuModuleGetFunctionCount, 12040, kOptional, (unsigned int*, CUmodule))               \
   X(cuModuleEnumerateFunctions, 12040, kOptional, (CUfunction*, unsigned int, CUmodule)) \
   X(cuFuncGetName, 12030, kOptional, (const char**, CUfunction))                         \
-  X(cuFuncGetParamInfo, 12040, kOptional, (CUfunction, size_t, size_t*, size_t*))
+  X(cuFuncGetParamInfo, 12040, kOptional, (CUfunction, size_t, size_t*, size_t*))        \
+  X(cuLogsCurrent, 12090, kOptional, (CUlogIterator*, unsigned int))                     \
+  X(cuLogsDumpToMemory, 12090, kOptional, (CUlogIterator*, char*, size_t*, unsigned int))
 
 // The resolved entry points, one member per line of the table, named as the function.
 struct DriverApi {
@@ -127,11 +130,20 @@ class Driver {
   // cuGetErrorName of |result|, or "CUresult <n>" when the driver does not know it. Never null.
   std::string error_name(CUresult result) const;
 
+  // What the driver wrote to its error log (CUDA 12.9's cuLogs API) since the last call, one
+  // line per message, or "" when the driver has no log or wrote nothing. A kernel fault's
+  // details (which kernel, where, which address) arrive this way. Thread-safe; the messages of
+  // concurrent failures may land in either caller's text.
+  std::string take_log() const;
+
  private:
   Driver() = default;
   DriverApi api_;
   std::string library_;
   int version_ = 0;
+  mutable std::mutex log_mutex_;
+  mutable CUlogIterator log_iterator_ = 0;
+  bool has_log_ = false;
 };
 
 }  // namespace hal::cuda

@@ -242,6 +242,13 @@ hal_status fail_result(const Driver& driver, CUresult result, std::string_view w
     message += ". ";
     message += detail;
   }
+  // The driver's own account of the failure (a kernel fault names the kernel, the instruction,
+  // the thread and the address), unless the caller's detail already carries it (a JIT log).
+  const std::string driver_log = driver.take_log();
+  if (!driver_log.empty() && detail.find(driver_log) == std::string_view::npos) {
+    message += ". Driver log: ";
+    message += driver_log;
+  }
   const std::string_view hint = error_hint(result);
   if (!hint.empty()) {
     message += ". ";

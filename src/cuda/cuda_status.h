@@ -44,8 +44,10 @@ const char* error_hint(CUresult result);
 // The enumerator's name from the table, or null if |result| is not in it.
 const char* table_error_name(CUresult result);
 
-// Records "<what> failed (<cuGetErrorName>). <detail> <hint>" through hal::fail and returns the
-// mapped status. |detail| (may be empty) adds what only the caller knows, such as a JIT log.
+// Records "<what> failed (<cuGetErrorName>). <detail>. Driver log: <log>. <hint>" through
+// hal::fail and returns the mapped status. |detail| (may be empty) adds what only the caller
+// knows, such as a JIT log; the driver log (Driver::take_log) is what the driver reported since
+// the last failure, when it keeps one.
 hal_status fail_result(const Driver& driver, CUresult result, std::string_view what,
                        std::string_view detail = {});
 

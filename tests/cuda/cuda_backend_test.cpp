@@ -131,7 +131,8 @@ TEST_F(CudaBackendTest, FillsDeviceInfo) {
   EXPECT_EQ(a.struct_size, sizeof(hal_device_info));
   EXPECT_EQ(a.backend, HAL_BACKEND_CUDA);
   EXPECT_STREQ(a.name, "Double A");
-  EXPECT_STREQ(a.driver_name, "NVIDIA CUDA 13.0");
+  // Opened through HAL_CUDA_LIBRARY: named by its file, not as NVIDIA's driver.
+  EXPECT_STREQ(a.driver_name, "libcuda_test_double.so (CUDA 13.0)");
   EXPECT_EQ(a.vendor_id, 0x10deu);
   EXPECT_EQ(a.driver_version, 13000u);
   EXPECT_EQ(a.ir_mask, unsigned{HAL_IR_PTX | HAL_IR_CUBIN | HAL_IR_FATBIN});

@@ -63,7 +63,9 @@ namespace {
   X(cuModuleGetFunctionCount, 12040)   \
   X(cuModuleEnumerateFunctions, 12040) \
   X(cuFuncGetName, 12030)              \
-  X(cuFuncGetParamInfo, 12040)
+  X(cuFuncGetParamInfo, 12040)         \
+  X(cuLogsCurrent, 12090)              \
+  X(cuLogsDumpToMemory, 12090)
 
 // The member is named as the table spells it (cuda.h may rename both the same way); the typedef
 // is pasted from the unexpanded base name.
