@@ -86,6 +86,15 @@ run_main() {
       return "$status"
     fi
   done
+  # PTX running on any machine: the CUDA backend over the CPU PTX driver (built with the CUDA
+  # backend), which presents the host CPU as cuda:0.
+  local cpu_ptx="$build/lib/libhal_ptx_cpu.so"
+  [ -f "$cpu_ptx" ] || return 0
+  for extra in "hal-info" "hal-cts --device cuda:0 --quick" "matmul --device cuda:0"; do
+    step "HAL_CUDA_LIBRARY=$cpu_ptx $extra"
+    # shellcheck disable=SC2086
+    HAL_CUDA_LIBRARY="$cpu_ptx" "$build/bin/"$extra
+  done
 }
 
 run_tests() {

@@ -5,8 +5,10 @@
 # from hal: hal-cts runs with HAL_LOG_LEVEL=warn, the level that shows hal's leak report at exit,
 # and the check fails when the report appears. Exits 0 with "hal-cts: skipped: no device" when
 # the device does not exist (ctest's SKIP_REGULAR_EXPRESSION).
+# With ALL_PASS=<area>, every test of that area must pass: a skip or a known failure there fails
+# the check (the CPU PTX device runs every Numerics test; none may hide behind a skip).
 #   cmake -DHAL_CTS=<hal-cts> -DDEVICE=<selector> -DREPORT=<file> [-DPYTHON=<python3>]
-#         [-DFULL=ON] -P this
+#         [-DFULL=ON] [-DALL_PASS=<area>] -P this
 file(REMOVE ${REPORT})
 set(mode --quick)
 if(FULL)
@@ -59,6 +61,10 @@ foreach(i RANGE ${last})
   string(JSON text GET "${json}" tests ${i} message)
   if(NOT result MATCHES "^(passed|failed|skipped|known-failure|unexpected-pass)$")
     message(FATAL_ERROR "test ${name} has the result '${result}'")
+  endif()
+  if(ALL_PASS AND name MATCHES "^${ALL_PASS}\\." AND NOT result STREQUAL "passed")
+    message(FATAL_ERROR "test ${name} is '${result}' (${text}); every ${ALL_PASS} test must pass "
+                        "on ${DEVICE}")
   endif()
 endforeach()
 string(JSON failed GET "${json}" summary failed)
