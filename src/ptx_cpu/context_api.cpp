@@ -176,6 +176,34 @@ PTXCPU_ENTRY CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* leastPriority,
   });
 }
 
+// CUDA 13.0's variant: the device of |ctx|, or of the current context when |ctx| is NULL.
+PTXCPU_ENTRY CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
+  return entry(__func__, [&] {
+    if (device == nullptr) return fail(CUDA_ERROR_INVALID_VALUE, "device is NULL");
+    Context* context = nullptr;
+    const CUresult result = ctx == nullptr
+                                ? hal::ptx_cpu::current_context(&context, /*ignore_sticky=*/true)
+                                : hal::ptx_cpu::check_context(ctx, &context);
+    if (result != CUDA_SUCCESS) return result;
+    *device = context->device();
+    return CUDA_SUCCESS;
+  });
+}
+
+// CUDA 13.0's variant: waits for the streams of |ctx|, or of the current context when NULL;
+// returns its sticky error if a kernel faulted.
+PTXCPU_ENTRY CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
+  return entry(__func__, [&] {
+    Context* context = nullptr;
+    const CUresult result = ctx == nullptr
+                                ? hal::ptx_cpu::current_context(&context, /*ignore_sticky=*/true)
+                                : hal::ptx_cpu::check_context(ctx, &context);
+    if (result != CUDA_SUCCESS) return result;
+    context->wait_idle();
+    return context->sticky_error();
+  });
+}
+
 // Waits for all streams of the current context; returns its sticky error if a kernel faulted.
 PTXCPU_ENTRY CUresult CUDAAPI cuCtxSynchronize(void) {
   return entry(__func__, [&] {

@@ -12,7 +12,9 @@
 // (cuMemAlloc_v2, cuCtxSynchronize). entry_points.cpp holds the one table of (name, first CUDA
 // version of that ABI, function) that cuGetProcAddress serves; an entry point is either
 // implemented for real or absent from the table and from the exports. It reports driver version
-// 12090 (CUDA 12.9): it serves CUDA 12.9's variants, and no CUDA 13 one.
+// 13000 (CUDA 13.0), and reads PTX up to ISA 9.0, what the CUDA 13.0 toolkit's nvcc writes; for
+// the entry points whose signature CUDA 13.0 changed (cuCtxSynchronize, cuCtxGetDevice) it
+// serves both variants, by the version asked for.
 //
 // What it implements (entry_points.cpp lists every function):
 //  - initialisation, versions, error names and strings for every CUresult, cuGetProcAddress;
@@ -76,7 +78,7 @@ class Context;
 class MemoryRegistry;
 
 // The driver version this library reports and the newest CUDA version cuGetProcAddress serves.
-inline constexpr int kDriverVersion = 12090;
+inline constexpr int kDriverVersion = 13000;
 inline constexpr int kMaxDevices = 16;
 
 // What every device is; see the header comment.
@@ -84,7 +86,7 @@ inline constexpr const char* kDeviceName = "CPU PTX device (hal)";
 inline constexpr int kComputeMajor = 8;
 inline constexpr int kComputeMinor = 0;
 inline constexpr uint32_t kSm = 10 * kComputeMajor + kComputeMinor;
-inline constexpr uint32_t kMaxPtxVersion = 88;  // PTX ISA 8.8, as CUDA 12.9
+inline constexpr uint32_t kMaxPtxVersion = 90;  // PTX ISA 9.0, as CUDA 13.0
 inline constexpr int kWarpSize = 32;
 inline constexpr int kMaxThreadsPerBlock = 1024;
 inline constexpr int kMaxBlockDim[3] = {1024, 1024, 64};

@@ -68,9 +68,11 @@ const Row kRows[] = {
     PTXCPU_ROW(cuCtxPushCurrent, 4000),
     PTXCPU_ROW(cuCtxPopCurrent, 4000),
     PTXCPU_ROW(cuCtxGetDevice, 2000),
+    PTXCPU_ROW_FUNCTION(cuCtxGetDevice, 13000, cuCtxGetDevice_v2),
     PTXCPU_ROW(cuCtxGetFlags, 7000),
     PTXCPU_ROW(cuCtxGetStreamPriorityRange, 5050),
     PTXCPU_ROW(cuCtxSynchronize, 2000),
+    PTXCPU_ROW_FUNCTION(cuCtxSynchronize, 13000, cuCtxSynchronize_v2),
     // Memory.
     PTXCPU_ROW(cuMemAlloc, 3020),
     PTXCPU_ROW(cuMemFree, 3020),

@@ -24,7 +24,7 @@ namespace {
 TEST_F(DriverTest, ReportsCuda129) {
   int version = 0;
   ASSERT_OK(cu().cuDriverGetVersion(&version));
-  EXPECT_EQ(version, 12090);
+  EXPECT_EQ(version, 13000);
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cu().cuDriverGetVersion(nullptr));
 }
 
@@ -44,7 +44,7 @@ TEST_F(DriverTest, GetProcAddressAnswersByVersion) {
   EXPECT_EQ(cu().resolve("cuStreamGetCtx", 12050, &result, &status), nullptr);
   EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
   // A version above the driver's.
-  EXPECT_EQ(cu().resolve("cuMemAlloc", 13000, &result, &status), nullptr);
+  EXPECT_EQ(cu().resolve("cuMemAlloc", 13010, &result, &status), nullptr);
   EXPECT_EQ(result, CUDA_ERROR_INVALID_VALUE);
 
   void* function = nullptr;
@@ -59,14 +59,29 @@ TEST_F(DriverTest, GetProcAddressAnswersByVersion) {
   EXPECT_EQ(function, reinterpret_cast<void*>(cu().cuInit));
 }
 
-// CUDA 13 gave cuCtxSynchronize a context argument; this driver is 12.9 and serves the
-// no-argument one, under its exported name.
-TEST_F(DriverTest, CtxSynchronizeIsTheNoArgumentVariant) {
+// CUDA 13 gave cuCtxSynchronize and cuCtxGetDevice a context argument: asked for a version
+// before 13.0 the driver serves the old variant, from 13.0 the new one, each under its exported
+// name.
+TEST_F(DriverTest, CtxSynchronizeVariantsByVersion) {
   void* at_12000 = cu().resolve("cuCtxSynchronize", 12000);
   ASSERT_NE(at_12000, nullptr);
   EXPECT_EQ(at_12000, dlsym(cu().library, "cuCtxSynchronize"));
   EXPECT_EQ(cu().resolve("cuCtxSynchronize", 12090), at_12000);
   EXPECT_OK(reinterpret_cast<CUresult (*)()>(at_12000)());
+  void* at_13000 = cu().resolve("cuCtxSynchronize", 13000);
+  ASSERT_NE(at_13000, nullptr);
+  EXPECT_EQ(at_13000, dlsym(cu().library, "cuCtxSynchronize_v2"));
+  CUcontext context = nullptr;
+  ASSERT_OK(cu().cuCtxGetCurrent(&context));
+  EXPECT_OK(reinterpret_cast<CUresult (*)(CUcontext)>(at_13000)(context));
+  EXPECT_OK(reinterpret_cast<CUresult (*)(CUcontext)>(at_13000)(nullptr));
+  auto get_device = reinterpret_cast<CUresult (*)(CUdevice*, CUcontext)>(
+      cu().resolve("cuCtxGetDevice", 13000));
+  ASSERT_NE(get_device, nullptr);
+  CUdevice device = -1;
+  EXPECT_OK(get_device(&device, context));
+  EXPECT_EQ(device, 0);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, get_device(nullptr, context));
 }
 
 TEST_F(DriverTest, ExportsTheCuda113GetProcAddress) {

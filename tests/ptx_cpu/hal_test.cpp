@@ -43,8 +43,8 @@ TEST_F(PtxCpuHalTest, DeviceInfo) {
   ASSERT_EQ(hal_device_get_info(device_, &info), HAL_SUCCESS) << hal_last_error();
   EXPECT_EQ(info.backend, HAL_BACKEND_CUDA);
   EXPECT_STREQ(info.name, "CPU PTX device (hal)");
-  EXPECT_NE(std::string(info.driver_name).find("CUDA 12.9"), std::string::npos) << info.driver_name;
-  EXPECT_EQ(info.driver_version, 12090u);
+  EXPECT_NE(std::string(info.driver_name).find("CUDA 13.0"), std::string::npos) << info.driver_name;
+  EXPECT_EQ(info.driver_version, 13000u);
   EXPECT_EQ(info.compute_capability_major, 8u);
   EXPECT_EQ(info.compute_capability_minor, 0u);
   EXPECT_EQ(info.max_threads_per_block, 1024u);

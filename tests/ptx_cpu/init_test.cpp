@@ -128,7 +128,7 @@ TEST(PtxCpuInit, CallsBeforeInit) {
                  const char* name = nullptr;
                  if (resolve<CUresult (*)(int*)>(get_proc, "cuDriverGetVersion")(&version) !=
                          CUDA_SUCCESS ||
-                     version != 12090) {
+                     version != 13000) {
                    return 3;
                  }
                  if (resolve<CUresult (*)(CUresult, const char**)>(get_proc, "cuGetErrorName")(

@@ -207,5 +207,49 @@ TEST(PtxCpuKernelHal, RunsAKernelThroughHal) {
   EXPECT_EQ(hal_module_unload(module), HAL_SUCCESS);
 }
 
+// A fatbin exactly as the CUDA toolkit's nvcc makes it from CUDA C++ (machine code for sm_80 and
+// its own zstd-compressed PTX, ISA 9.0), through hal: the backend lists its functions through the
+// driver, and the kernel runs from the PTX the fatbin carries.
+TEST(PtxCpuKernelHal, RunsAnNvccFatbinThroughHal) {
+#ifdef PTX_CPU_TEST_FATBIN_CU
+  ASSERT_EQ(hal_init(), HAL_SUCCESS) << hal_last_error();
+  hal_device device = nullptr;
+  ASSERT_EQ(hal_device_find("cuda:0", &device), HAL_SUCCESS) << hal_last_error();
+  const std::string fatbin = read_file(PTX_CPU_TEST_FATBIN_CU);
+  hal_module module = nullptr;
+  ASSERT_EQ(hal_module_load(device, fatbin.data(), fatbin.size(), nullptr, &module), HAL_SUCCESS)
+      << hal_last_error();
+  hal_function function = nullptr;
+  ASSERT_EQ(hal_module_get_function(module, "vector_add", &function), HAL_SUCCESS)
+      << hal_last_error();
+  hal_stream stream = nullptr;
+  ASSERT_EQ(hal_stream_create(device, &stream), HAL_SUCCESS);
+  constexpr int kCount = 1000;
+  std::vector<float> a(kCount), b(kCount), out(kCount, -1.0f);
+  for (int i = 0; i < kCount; ++i) {
+    a[i] = 0.5f * i;
+    b[i] = 3.0f - i;
+  }
+  hal_deviceptr da = 0, db = 0, dout = 0;
+  ASSERT_EQ(hal_mem_alloc(device, kCount * 4, &da), HAL_SUCCESS);
+  ASSERT_EQ(hal_mem_alloc(device, kCount * 4, &db), HAL_SUCCESS);
+  ASSERT_EQ(hal_mem_alloc(device, kCount * 4, &dout), HAL_SUCCESS);
+  ASSERT_EQ(hal_memcpy_htod(stream, da, a.data(), kCount * 4), HAL_SUCCESS);
+  ASSERT_EQ(hal_memcpy_htod(stream, db, b.data(), kCount * 4), HAL_SUCCESS);
+  int n = kCount;
+  void* args[] = {&dout, &da, &db, &n};
+  const hal_launch_config config = {{(kCount + 127) / 128, 1, 1}, {128, 1, 1}, 0};
+  ASSERT_EQ(hal_launch(stream, function, &config, args), HAL_SUCCESS) << hal_last_error();
+  ASSERT_EQ(hal_memcpy_dtoh(stream, out.data(), dout, kCount * 4), HAL_SUCCESS);
+  ASSERT_EQ(hal_stream_synchronize(stream), HAL_SUCCESS) << hal_last_error();
+  for (int i = 0; i < kCount; ++i) ASSERT_EQ(out[i], a[i] + b[i]) << i;
+  for (hal_deviceptr p : {da, db, dout}) EXPECT_EQ(hal_mem_free(device, p), HAL_SUCCESS);
+  EXPECT_EQ(hal_stream_destroy(stream), HAL_SUCCESS);
+  EXPECT_EQ(hal_module_unload(module), HAL_SUCCESS);
+#else
+  GTEST_SKIP() << "nvcc was not found at configure time";
+#endif
+}
+
 }  // namespace
 }  // namespace ptx_cpu_test
