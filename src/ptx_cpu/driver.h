@@ -24,8 +24,9 @@
 //    per-thread default stream, blocking and non-blocking streams), host functions, callbacks;
 //  - events with timing; modules from PTX, fatbins (also compressed ones) and files; functions,
 //    their attributes and parameters; cuLaunchKernel and cuLaunchKernelEx;
-//  - CUDA 12.9's error log (cuLogs*), which carries the reason of every failure and the full text
-//    of kernel faults; hal_ptx_cpu_get_stats (ptx_cpu.h) counts executed instructions.
+//  - the error log of CUDA 12.9 and later (cuLogs*), which carries the reason of every failure
+//    and the full text of kernel faults; hal_ptx_cpu_get_stats (ptx_cpu.h) counts executed
+//    instructions.
 //
 // The devices. HAL_PTX_CPU_DEVICES=N (1..16, default 1) presents N identical devices, so that
 // multi-device code can be tested on one machine; 0 makes cuInit answer CUDA_ERROR_NO_DEVICE
@@ -44,8 +45,8 @@
 //
 // Limits, each answered honestly (the entry point is absent, or it returns the stated error):
 //  - only PTX runs: a cubin, or a fatbin carrying only machine code, is
-//  CUDA_ERROR_NO_BINARY_FOR_GPU
-//    with a JIT log that says so; PTX newer than ISA 8.8 is CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+//    CUDA_ERROR_NO_BINARY_FOR_GPU with a JIT log that says so; PTX newer than ISA 9.0 is
+//    CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
 //    PTX for a target above sm_80 (sm_90a, ...) is CUDA_ERROR_INVALID_PTX;
 //  - zstd-compressed fatbin entries need libzstd.so.1 at run time (opened when first needed);
 //    LZ4-compressed ones are decoded here;
