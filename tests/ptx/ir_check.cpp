@@ -151,4 +151,25 @@ std::string check_module(const Module& module) {
   return "";
 }
 
+std::string mutate(const std::string& text, std::mt19937& random, const std::string& alphabet) {
+  std::string out = text.empty() ? std::string("x") : text;
+  const int edits = 1 + static_cast<int>(random() % 8);
+  for (int e = 0; e < edits; ++e) {
+    const size_t at = random() % out.size();
+    switch (random() % 3) {
+      case 0:
+        out[at] = alphabet[random() % alphabet.size()];
+        break;
+      case 1:
+        out.erase(at, 1 + random() % 16);
+        break;
+      default:
+        out.insert(at, 1, alphabet[random() % alphabet.size()]);
+        break;
+    }
+    if (out.empty()) out = "x";
+  }
+  return out;
+}
+
 }  // namespace hal_ptx_test

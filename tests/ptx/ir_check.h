@@ -3,6 +3,7 @@
 // that exists, and every size respects the caps the parser promises.
 #pragma once
 
+#include <random>
 #include <string>
 
 #include "ptx/ir.h"
@@ -11,5 +12,9 @@ namespace hal_ptx_test {
 
 // "" when |module| is consistent; otherwise what is wrong, naming the function and line.
 std::string check_module(const hal::ptx::ir::Module& module);
+
+// |text| with 1 to 8 random edits: a byte replaced by one of |alphabet|, a run of up to 16 bytes
+// erased, or one of |alphabet| inserted. Never empty. Deterministic for a given |random| state.
+std::string mutate(const std::string& text, std::mt19937& random, const std::string& alphabet);
 
 }  // namespace hal_ptx_test

@@ -2,6 +2,8 @@
 // on damaged input.
 #include "ptx/reader.h"
 
+#include "ir_check.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -292,26 +294,9 @@ TEST(PtxReader, SurvivesTruncationAndCorruption) {
     hal::ptx::parse(std::string_view(text.data(), length), &module, &error);
   }
   std::mt19937 random(1234);
-  const char kBytes[] = {'{', '}', '(', ')',  '[',  ']', '.', ',',   ';',
-                         '"', '/', '*', '\0', '\n', '9', 'x', '\xff'};
+  const std::string bytes("{}()[].,;\"/*\0\n9x\xff", 17);
   for (int round = 0; round < 3000; ++round) {
-    std::string mutated = text;
-    const int edits = 1 + static_cast<int>(random() % 8);
-    for (int e = 0; e < edits; ++e) {
-      const size_t at = random() % mutated.size();
-      switch (random() % 3) {
-        case 0:
-          mutated[at] = kBytes[random() % sizeof(kBytes)];
-          break;
-        case 1:
-          mutated.erase(at, 1 + random() % 16);
-          break;
-        default:
-          mutated.insert(at, 1, kBytes[random() % sizeof(kBytes)]);
-          break;
-      }
-      if (mutated.empty()) mutated = "x";
-    }
+    const std::string mutated = hal_ptx_test::mutate(text, random, bytes);
     Module module;
     std::string error;
     if (!hal::ptx::parse(mutated, &module, &error)) {

@@ -248,23 +248,6 @@ TEST(PtxVmConvert, FloatToIntegerRoundsSaturatesAndMapsNaN) {
 
 // ---- integer to float ---------------------------------------------------------------------------
 
-const char* rnd_text(Rnd r) {
-  switch (r) {
-    case Rnd::kRn:
-      return "rn";
-    case Rnd::kRz:
-      return "rz";
-    case Rnd::kRm:
-      return "rm";
-    case Rnd::kRp:
-      return "rp";
-    case Rnd::kRna:
-      return "rna";
-  }
-  return "";
-}
-constexpr Rnd kModes[] = {Rnd::kRn, Rnd::kRz, Rnd::kRm, Rnd::kRp};
-
 // An integer rounded to |f|: the double nearest to it, and the sign of what that lost.
 uint64_t ref_i2f(__int128 v, Format f, Rnd r) {
   const double d = static_cast<double>(v);
@@ -290,7 +273,7 @@ TEST(PtxVmConvert, IntegerToFloatInEveryMode) {
       std::vector<Row> rows;
       for (uint64_t v : sources) rows.push_back({v & mask_of(sreg)});
       for (Rnd r : kModes) {
-        const std::string ins = std::string("cvt.") + rnd_text(r) + "." + d.name + "." + s.name;
+        const std::string ins = std::string("cvt.") + rnd_name(r) + "." + d.name + "." + s.name;
         const auto got = run_column(
             OpKernel{"  " + ins + " %d0, %s0;", {d.reg}, {"b" + std::to_string(sreg)}, 90}, rows);
         expect_column(ins, rows, got,
@@ -379,7 +362,7 @@ TEST(PtxVmConvert, FloatToFloatInEveryModeWithSaturations) {
         if ((m.relu || m.satfinite) && r != Rnd::kRn && r != Rnd::kRz) continue;
         if (m.sat && n.dst == &bf16) continue;  // .sat: .f16, .f32, .f64 destinations
         const std::string ins =
-            std::string("cvt.") + rnd_text(r) + m.text() + "." + n.dst->name + "." + n.src->name;
+            std::string("cvt.") + rnd_name(r) + m.text() + "." + n.dst->name + "." + n.src->name;
         const auto got =
             run_column(OpKernel{"  " + ins + " %d0, %s0;", {n.dst->reg}, {n.src->reg}, 90}, rows);
         int reported = 0;
@@ -408,7 +391,7 @@ TEST(PtxVmConvert, F32ToHalfOverRandomEncodings) {
     rows.push_back({v});
   }
   for (Rnd r : {Rnd::kRn, Rnd::kRz}) {
-    const std::string m = rnd_text(r);
+    const std::string m = rnd_name(r);
     const auto got =
         run_op(OpKernel{"  cvt." + m + ".f16.f32 %d0, %s0;\n  cvt." + m + ".bf16.f32 %d1, %s0;",
                         {"b16", "b16"},
@@ -529,7 +512,7 @@ TEST(PtxVmConvert, PairsPutTheFirstSourceInTheUpperHalf) {
     for (Rnd r : {Rnd::kRn, Rnd::kRz}) {
       for (const Mods& m : {Mods{}, Mods{false, false, true, false},
                             Mods{false, false, false, true}, Mods{false, false, true, true}}) {
-        const std::string ins = std::string("cvt.") + rnd_text(r) + m.text() + "." + pair + ".f32";
+        const std::string ins = std::string("cvt.") + rnd_name(r) + m.text() + "." + pair + ".f32";
         const auto got =
             run_column(OpKernel{"  " + ins + " %d0, %s0, %s1;", {"b32"}, {"f32", "f32"}}, rows);
         int reported = 0;
@@ -564,7 +547,7 @@ TEST(PtxVmConvert, Tf32) {
                            Form{Rnd::kRna, Mods{false, false, false, true}}, Form{Rnd::kRn, Mods{}},
                            Form{Rnd::kRz, Mods{}}, Form{Rnd::kRn, Mods{false, false, true, false}},
                            Form{Rnd::kRz, Mods{false, false, true, true}}}) {
-    const std::string ins = std::string("cvt.") + rnd_text(form.r) + form.m.text() + ".tf32.f32";
+    const std::string ins = std::string("cvt.") + rnd_name(form.r) + form.m.text() + ".tf32.f32";
     const auto got = run_column(OpKernel{"  " + ins + " %d0, %s0;", {"b32"}, {"f32"}, 90}, rows);
     int reported = 0;
     for (size_t i = 0; i < rows.size(); ++i) {

@@ -17,23 +17,6 @@ namespace {
 constexpr uint32_t kF32CanonicalNaN = 0x7fffffff;
 constexpr uint16_t kHalfCanonicalNaN = 0x7fff;
 
-const char* rnd_name(Rnd r) {
-  switch (r) {
-    case Rnd::kRn:
-      return "rn";
-    case Rnd::kRz:
-      return "rz";
-    case Rnd::kRm:
-      return "rm";
-    case Rnd::kRp:
-      return "rp";
-    case Rnd::kRna:
-      return "rna";
-  }
-  return "";
-}
-constexpr Rnd kModes[] = {Rnd::kRn, Rnd::kRz, Rnd::kRm, Rnd::kRp};
-
 bool is_nan32(uint64_t b) {
   return (b & 0x7fffffffu) > 0x7f800000u;
 }

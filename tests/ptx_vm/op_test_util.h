@@ -242,6 +242,25 @@ inline std::string row_text(const Row& r) {
 
 enum class Rnd { kRn, kRz, kRm, kRp, kRna };
 
+// The modifier's text without its dot: "rn", "rz", ...
+inline const char* rnd_name(Rnd r) {
+  switch (r) {
+    case Rnd::kRn:
+      return "rn";
+    case Rnd::kRz:
+      return "rz";
+    case Rnd::kRm:
+      return "rm";
+    case Rnd::kRp:
+      return "rp";
+    case Rnd::kRna:
+      return "rna";
+  }
+  return "";
+}
+// The four IEEE directed and nearest modes every f32/f64 instruction takes.
+inline constexpr Rnd kModes[] = {Rnd::kRn, Rnd::kRz, Rnd::kRm, Rnd::kRp};
+
 struct Format {
   int mant;  // fraction bits
   int exp;   // exponent bits
