@@ -40,6 +40,23 @@ uint32_t reps_for(const Context& ctx, size_t bytes) {
 }
 
 std::string copy_note(const Context& ctx, const std::string& direction, bool pinned) {
+  if (ctx.is_cuda() && ctx.info.is_cpu) {
+    // The CPU PTX driver's copies (src/ptx_cpu/copy.cpp), which hal's CUDA backend calls as it
+    // would NVIDIA's: the figures are the driver's, explained so they are not read as hal's.
+    std::string note =
+        "On the CPU PTX device every copy is work for the stream's worker thread, and the "
+        "synchronize waits for it to be woken and to finish: a few microseconds per copy, which "
+        "caps small copies at about 1 GB/s. ";
+    if (direction == "htod" && !pinned) {
+      note +=
+          "From pageable memory the driver first copies the source into a fresh, zero-filled "
+          "staging vector (the caller may reuse its memory once the call returns), then the "
+          "worker copies it again: three passes over new pages, hence well below memcpy at "
+          "every size. A reused, uninitialised staging buffer, or copying in place when the "
+          "stream is idle, would fix it in the driver.";
+    }
+    return note;
+  }
   if (!ctx.is_vulkan()) return {};
   std::string note =
       "On a device whose memory is host-visible (lavapipe), hal copies with the CPU when the "

@@ -1,6 +1,7 @@
 // Launch overhead: many small dispatches on one stream then one synchronize, and the latency of
 // one launch followed by a synchronize, each against the same kernel issued by the benchmark
-// itself through the raw API (Vulkan through its own volk copy, or CUDA through libcuda).
+// itself through the raw API (Vulkan through its own volk copy, or CUDA through the driver
+// library hal's backend opened: libcuda, or libhal_ptx_cpu.so on the CPU PTX device).
 #include <memory>
 #include <string>
 
@@ -56,15 +57,31 @@ bool open_raw(Context& ctx, Raw* raw, std::string* why) {
     if (!raw->cuda->prepare_saxpy(blob->data, blob->size, blob->entry_point, kElements * 4, why)) {
       return false;
     }
-    raw->name_batched = "raw CUDA: N cuLaunchKernel on one stream, one cuStreamSynchronize";
-    raw->name_single = "raw CUDA: one cuLaunchKernel, cuStreamSynchronize";
+    // Named by the driver library: on the CPU PTX device the baseline is that library's own
+    // cuLaunchKernel, so the ratio is hal's cost over the driver it runs on, not over a GPU.
+    const std::string by = "raw CUDA (" + raw->cuda->library_name() + ", the library hal opened): ";
+    raw->name_batched = by + "N cuLaunchKernel on one stream, one cuStreamSynchronize";
+    raw->name_single = by + "one cuLaunchKernel, cuStreamSynchronize";
     return true;
   }
   *why = "no raw baseline for this backend";
   return false;
 }
 
+// Both launch figures on the CPU PTX device: what makes them jump between runs.
+std::string cpu_ptx_wakeup_note() {
+  return "On the CPU PTX device a launch hands the kernel to the stream's worker thread and the "
+         "executor's threads, and a synchronize waits to be woken, all through condition "
+         "variables: about 12-15 us per launch + synchronize, or about 50 us in a slow mode "
+         "that lasts for long stretches of a run (hundreds of samples) and falls on hal's "
+         "stream or the baseline's alike. On a shared 2-core machine about half the runs had one "
+         "side in it, so these ratios read about 1.0, or about 0.3-0.5 or 1.6-3.7 from run to "
+         "run. It is the driver's thread wake-up path, not hal's per-call work: run --filter "
+         "launch a few times and compare the runs where both are fast.";
+}
+
 std::string overhead_note(const Context& ctx) {
+  if (ctx.is_cuda() && ctx.info.is_cpu) return cpu_ptx_wakeup_note();
   if (!ctx.is_vulkan()) return {};
   return "Per hal_launch the runtime does work the raw loop does not: handle lookups, argument "
          "validation (every pointer resolved in the allocation table), the stream lock, building "
@@ -77,6 +94,7 @@ std::string overhead_note(const Context& ctx) {
 }
 
 std::string latency_note(const Context& ctx) {
+  if (ctx.is_cuda() && ctx.info.is_cpu) return cpu_ptx_wakeup_note();
   if (!ctx.is_vulkan() || !ctx.info.is_cpu) return {};
   return "On lavapipe one submit-and-wait takes either about 15 us or about 55-60 us, and which "
          "one is fixed for a VkDevice's life: a raw program alternating a fence wait and a "

@@ -1,7 +1,8 @@
 // Matmul: every matmul kernel of the pack at several sizes, in GFLOP/s (2·M·N·K per run),
-// against sgemm on the same shape: OpenBLAS on the host CPU for CPU devices, cuBLAS for CUDA
-// devices. Inputs are constant (timing does not depend on the values; the kernel tests check
-// correctness). fp16 kernels are compared with the fp32 sgemm all the same.
+// against sgemm on the same shape: OpenBLAS on the host CPU for CPU devices (lavapipe, and the
+// CPU PTX device, a CUDA device with is_cpu), cuBLAS for CUDA GPUs. Inputs are constant (timing
+// does not depend on the values; the kernel tests check correctness). fp16 kernels are compared
+// with the fp32 sgemm all the same.
 #include <map>
 #include <memory>
 #include <string>
@@ -17,13 +18,6 @@
 namespace bench {
 
 namespace {
-
-uint32_t tunable(const hal_kernel_info& info, const char* name, uint32_t fallback) {
-  for (uint32_t i = 0; i < info.tunable_count; ++i) {
-    if (std::string(info.tunables[i].name) == name) return info.tunables[i].value;
-  }
-  return fallback;
-}
 
 // The sgemm baseline for this device, or why there is none.
 class Sgemm {
@@ -124,8 +118,8 @@ void bench_matmul(Context& ctx) {
     Kernel kernel(ctx, kernel_name);
     const bool f16 = std::string(info->dtype) == "f16";
     const bool naive = family.rfind("matmul_naive", 0) == 0;
-    const uint32_t bm = naive ? 16 : tunable(*info, "BM", 64);
-    const uint32_t bn = naive ? 16 : tunable(*info, "BN", 64);
+    const uint32_t bm = naive ? 16 : kernel_tunable(*info, "BM", 64);
+    const uint32_t bn = naive ? 16 : kernel_tunable(*info, "BN", 64);
     for (uint32_t size : sizes) {
       const std::string name = kernel_name + "_" + std::to_string(size);
       if (!ctx.wants(name)) continue;

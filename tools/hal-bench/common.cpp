@@ -48,6 +48,13 @@ void Kernel::launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
   BENCH_CHECK(hal_launch(stream, function, &config, args.data()));
 }
 
+uint32_t kernel_tunable(const hal_kernel_info& info, const char* name, uint32_t fallback) {
+  for (uint32_t i = 0; i < info.tunable_count; ++i) {
+    if (std::string(info.tunables[i].name) == name) return info.tunables[i].value;
+  }
+  return fallback;
+}
+
 DeviceBuffer::DeviceBuffer(const Context& ctx, size_t size) : bytes(size), device_(ctx.device) {
   BENCH_CHECK(hal_mem_alloc(ctx.device, size, &ptr));
 }

@@ -67,6 +67,9 @@ struct Kernel {
               const std::vector<void*>& args) const;
 };
 
+// The value of tunable |name| (BM, BN, ...) of a kernel of the pack, else |fallback|.
+uint32_t kernel_tunable(const hal_kernel_info& info, const char* name, uint32_t fallback);
+
 // A device allocation, freed by the destructor.
 class DeviceBuffer {
  public:
@@ -105,6 +108,7 @@ void bench_copy(Context& ctx);
 void bench_module_load(Context& ctx);
 void bench_matmul(Context& ctx);
 void bench_attention(Context& ctx);
+void bench_cpu_ptx(Context& ctx);
 
 // The child side of bench_module_load (run as "hal-bench --module-load-child ...").
 int module_load_child(const std::string& selector, const std::string& kernel);

@@ -5,8 +5,10 @@
 //
 // Families: launch overhead and latency (against the raw API), copy bandwidth (against memcpy),
 // module load (warm cache against cold), matmul (against sgemm), attention (fused against three
-// kernels). Every figure is the median, minimum and maximum of repeated runs after warm-up, with
-// its baseline and the ratio of the medians. See docs/PERFORMANCE.md.
+// kernels), and on the CPU PTX device its interpreter's rate and its kernels against the same
+// kernels' SPIR-V on a Vulkan CPU device. Every figure is the median, minimum and maximum of
+// repeated runs after warm-up, with its baseline and the ratio of the medians. See
+// docs/PERFORMANCE.md.
 //
 // Exit status: 0 when every selected figure was produced, 1 when a family failed, 2 on a usage
 // error, 77 when the device does not exist (a skip for ctest).
@@ -159,7 +161,7 @@ int main(int argc, char** argv) {
     const std::vector<std::pair<const char*, void (*)(bench::Context&)>> families = {
         {"launch", bench::bench_launch},           {"copy", bench::bench_copy},
         {"module_load", bench::bench_module_load}, {"matmul", bench::bench_matmul},
-        {"attention", bench::bench_attention},
+        {"attention", bench::bench_attention},     {"cpu_ptx", bench::bench_cpu_ptx},
     };
     for (const auto& [name, run] : families) {
       try {

@@ -2,7 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <vector>
+
+#include "ptx_cpu/ptx_cpu.h"
 
 namespace bench {
 
@@ -19,6 +22,9 @@ using CUfunction = void*;
 using CUstream = void*;
 using cublasHandle_t = void*;
 constexpr int kCublasOpN = 0;
+// The kind of stream hal's CUDA backend creates: one that does not order itself with the legacy
+// default stream (that ordering is work hal's launches do not pay for).
+constexpr unsigned kStreamNonBlocking = 1;
 
 template <typename F>
 bool resolve(void* lib, const char* name, F* out) {
@@ -44,14 +50,18 @@ struct RawCuda::State {
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t) = nullptr;
+  CUresult (*cuCtxSynchronize)() = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void**, void**) = nullptr;
+  int (*get_ptx_cpu_stats)(void*, hal_ptx_cpu_stats*) = nullptr;
   int (*cublasCreate)(cublasHandle_t*) = nullptr;
   int (*cublasDestroy)(cublasHandle_t) = nullptr;
   int (*cublasSetStream)(cublasHandle_t, CUstream) = nullptr;
   int (*cublasSgemm)(cublasHandle_t, int, int, int, int, int, const float*, const float*, int,
                      const float*, int, const float*, float*, int) = nullptr;
 
+  std::string library_name;
   CUdevice device = 0;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
@@ -65,15 +75,38 @@ struct RawCuda::State {
 };
 
 std::unique_ptr<RawCuda> RawCuda::open(int ordinal, std::string* why) {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  // The names hal's CUDA backend tries, in its order: what HAL_CUDA_LIBRARY names, else the
+  // system's driver. The same path returns the same loaded library, so the baseline shares the
+  // driver's state (devices, primary contexts) with hal instead of measuring another driver.
+  const char* override_path = std::getenv("HAL_CUDA_LIBRARY");
+  std::vector<std::string> names;
+  if (override_path != nullptr && *override_path != '\0') {
+    names = {override_path};
+  } else {
+    names = {"libcuda.so.1", "libcuda.so"};
+  }
+  void* lib = nullptr;
+  std::string opened;
+  for (const std::string& name : names) {
+    lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib != nullptr) {
+      opened = name;
+      break;
+    }
+  }
   if (lib == nullptr) {
-    *why = "libcuda.so.1 (the NVIDIA driver) could not be opened";
+    *why = names.size() == 1 ? "the CUDA driver library named by HAL_CUDA_LIBRARY (" + names[0] +
+                                   ") could not be opened"
+                             : "libcuda.so.1 (the NVIDIA driver) could not be opened";
     return nullptr;
   }
   std::unique_ptr<RawCuda> raw(new RawCuda());
   raw->s_ = std::make_unique<State>();
   State& s = *raw->s_;
   s.libcuda = lib;
+  s.library_name = opened.substr(opened.find_last_of('/') + 1);
+  // Optional: only libhal_ptx_cpu.so has it.
+  resolve(lib, "hal_ptx_cpu_get_stats", &s.get_ptx_cpu_stats);
   const bool ok =
       resolve(lib, "cuInit", &s.cuInit) && resolve(lib, "cuDeviceGet", &s.cuDeviceGet) &&
       resolve(lib, "cuDevicePrimaryCtxRetain", &s.cuDevicePrimaryCtxRetain) &&
@@ -86,19 +119,40 @@ std::unique_ptr<RawCuda> RawCuda::open(int ordinal, std::string* why) {
       resolve(lib, "cuModuleUnload", &s.cuModuleUnload) &&
       resolve(lib, "cuModuleGetFunction", &s.cuModuleGetFunction) &&
       resolve(lib, "cuMemAlloc_v2", &s.cuMemAlloc) && resolve(lib, "cuMemFree_v2", &s.cuMemFree) &&
+      resolve(lib, "cuMemsetD32_v2", &s.cuMemsetD32) &&
+      resolve(lib, "cuCtxSynchronize", &s.cuCtxSynchronize) &&
       resolve(lib, "cuLaunchKernel", &s.cuLaunchKernel);
   if (!ok) {
-    *why = "libcuda.so.1 lacks a driver entry point the baseline needs";
+    *why = s.library_name + " lacks a driver entry point the baseline needs";
     return nullptr;
   }
   if (s.cuInit(0) != 0 || s.cuDeviceGet(&s.device, ordinal) != 0 ||
       s.cuDevicePrimaryCtxRetain(&s.context, s.device) != 0 || s.cuCtxSetCurrent(s.context) != 0 ||
-      s.cuStreamCreate(&s.stream, 0) != 0) {
+      s.cuStreamCreate(&s.stream, kStreamNonBlocking) != 0) {
     s.context = nullptr;
     *why = "CUDA device " + std::to_string(ordinal) + " could not be opened";
     return nullptr;
   }
   return raw;
+}
+
+const std::string& RawCuda::library_name() const {
+  return s_->library_name;
+}
+
+bool RawCuda::has_ptx_cpu_counts() const {
+  return s_->get_ptx_cpu_stats != nullptr;
+}
+
+bool RawCuda::ptx_cpu_counts(PtxCpuCounts* out) const {
+  if (s_->get_ptx_cpu_stats == nullptr) return false;
+  hal_ptx_cpu_stats stats{};
+  stats.struct_size = sizeof stats;
+  if (s_->get_ptx_cpu_stats(s_->context, &stats) != 0) return false;
+  out->lane_instructions = stats.lane_instructions;
+  out->warp_instructions = stats.warp_instructions;
+  out->kernels = stats.kernels;
+  return true;
 }
 
 RawCuda::~RawCuda() {
@@ -132,6 +186,13 @@ bool RawCuda::prepare_saxpy(const void* ptx, size_t /*size*/, const char* entry,
   }
   s.allocations.push_back(s.x);
   s.allocations.push_back(s.y);
+  // Zeros, as hal-bench gives hal's buffers: whatever a fresh allocation holds could be
+  // denormals or NaNs, which cost more on a device that computes with the host's FPU.
+  if (s.cuMemsetD32(s.x, 0, buffer_bytes / 4) != 0 ||
+      s.cuMemsetD32(s.y, 0, buffer_bytes / 4) != 0 || s.cuCtxSynchronize() != 0) {
+    *why = "cuMemsetD32 failed";
+    return false;
+  }
   return true;
 }
 

@@ -1,8 +1,11 @@
 // RawCuda: the baselines on CUDA devices, through libcuda and libcublas opened at run time (no
 // CUDA library is linked, so hal-bench runs on machines without them and says why it skips).
 //  - launches: cuLaunchKernel of the pack's PTX on one stream, then cuStreamSynchronize;
-//  - matmul: cublasSgemm on the same stream.
-// It uses the device's primary context, as hal's CUDA backend does.
+//  - matmul: cublasSgemm on the same stream;
+//  - on the CPU PTX device (libhal_ptx_cpu.so), its instruction counters.
+// It opens the driver library hal's CUDA backend opens (HAL_CUDA_LIBRARY when set, else the
+// system's libcuda), so a baseline runs on the very driver that hal ran on, and uses the
+// device's primary context, as the backend does.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +19,8 @@ class RawCuda {
  public:
   // Opens CUDA device |ordinal|. nullptr with |why| when libcuda or the device is unavailable.
   static std::unique_ptr<RawCuda> open(int ordinal, std::string* why);
+  // The driver library's file name, as opened ("libcuda.so.1", "libhal_ptx_cpu.so").
+  const std::string& library_name() const;
   ~RawCuda();
   RawCuda(const RawCuda&) = delete;
   RawCuda& operator=(const RawCuda&) = delete;
@@ -32,6 +37,18 @@ class RawCuda {
   bool prepare_sgemm(uint32_t m, uint32_t n, uint32_t k, std::string* why);
   // One row-major C = A·B through cublasSgemm, then a stream synchronize.
   bool run_sgemm();
+
+  // Work done on the CPU PTX device (hal_ptx_cpu_get_stats of ptx_cpu.h, for the primary
+  // context): totals since the context was first retained. Only kernels that have completed
+  // are counted, so read after a synchronize.
+  struct PtxCpuCounts {
+    uint64_t lane_instructions = 0;
+    uint64_t warp_instructions = 0;
+    uint64_t kernels = 0;
+  };
+  // Whether the driver library exports the counters (libhal_ptx_cpu.so does, NVIDIA's not).
+  bool has_ptx_cpu_counts() const;
+  bool ptx_cpu_counts(PtxCpuCounts* out) const;
 
  private:
   RawCuda() = default;

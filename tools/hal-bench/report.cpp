@@ -29,9 +29,18 @@ double Figure::ratio() const {
   return value.median / baseline.median;
 }
 
+bool Figure::target_judged() const {
+  return target.present && (target.on_value || has_baseline);
+}
+
+double Figure::target_subject() const {
+  return target.on_value ? value.median : ratio();
+}
+
 bool Figure::target_met() const {
-  if (!target.present || !has_baseline) return false;
-  return target.at_most ? ratio() <= target.bound : ratio() >= target.bound;
+  if (!target_judged()) return false;
+  const double x = target_subject();
+  return target.at_most ? x <= target.bound : x >= target.bound;
 }
 
 void Report::set_config(bool quick, uint32_t reps, const std::string& filter) {
@@ -51,13 +60,18 @@ void Report::add(Figure figure) {
                 figure.unit.c_str(), figure.baseline.min, figure.baseline.max,
                 figure.baseline.count, figure.baseline_name.c_str());
     std::printf("    ratio    %12.4f", figure.ratio());
-    if (figure.target.present) {
+    if (figure.target.present && !figure.target.on_value) {
       std::printf("   target %s %.2f: %s", figure.target.at_most ? "<=" : ">=", figure.target.bound,
                   figure.target_met() ? "met" : "MISSED");
     }
     std::printf("\n");
   } else {
     std::printf("    baseline none: %s\n", figure.baseline_missing.c_str());
+  }
+  if (figure.target.present && figure.target.on_value) {
+    std::printf("    target   value %s %.4g %s: %s\n",
+                figure.target.at_most ? "<=" : ">=", figure.target.bound, figure.unit.c_str(),
+                figure.target_met() ? "met" : "MISSED");
   }
   std::fflush(stdout);
   figures_.push_back(std::move(figure));
@@ -148,23 +162,25 @@ std::string Report::json() const {
       w.key("target");
       w.begin_object();
       w.field("text", f.target.text);
-      w.field("ratio",
+      // "ratio" bounds value / baseline; "value" bounds the value itself, in the figure's unit.
+      w.field(f.target.on_value ? "value" : "ratio",
               std::string(f.target.at_most ? "<= " : ">= ") + std::to_string(f.target.bound));
       w.key("met");
-      if (f.has_baseline) {
+      if (f.target_judged()) {
         w.value(f.target_met());
       } else {
         w.null();
       }
-      if (f.has_baseline && !f.target_met()) {
-        // How far off: the ratio over the bound (> 1 means that much too slow or too few).
-        const double r = f.ratio();
+      if (f.target_judged() && !f.target_met()) {
+        // How far off: what the target bounds over the bound (> 1 means that much too slow or
+        // too few).
+        const double r = f.target_subject();
         w.field("missed_by", f.target.at_most ? r / f.target.bound : f.target.bound / r);
         w.field("why", f.note);
       }
       w.end_object();
     }
-    if (!f.note.empty() && !(f.target.present && f.has_baseline && !f.target_met())) {
+    if (!f.note.empty() && !(f.target_judged() && !f.target_met())) {
       w.field("note", f.note);
     }
     w.end_object();
@@ -189,6 +205,13 @@ void Report::print_summary() const {
   for (const Figure& f : figures_) {
     if (!f.target.present) continue;
     any = true;
+    if (f.target.on_value) {
+      std::printf("  %-34s value %.4g %s, target %s %.4g: %s\n", f.name.c_str(), f.value.median,
+                  f.unit.c_str(), f.target.at_most ? "<=" : ">=", f.target.bound,
+                  f.target_met() ? "met" : "MISSED");
+      if (!f.target_met() && !f.note.empty()) std::printf("      why: %s\n", f.note.c_str());
+      continue;
+    }
     if (!f.has_baseline) {
       std::printf("  %-34s no baseline: %s\n", f.name.c_str(), f.baseline_missing.c_str());
       continue;

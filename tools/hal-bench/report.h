@@ -29,19 +29,21 @@ struct Stats {
   }
 };
 
-// A target on the ratio value / baseline: at most or at least |bound|.
+// A target: the ratio value / baseline at most or at least |bound|, or, with |on_value|, the
+// value's median itself (a goal in absolute terms, such as a rate, that needs no baseline).
 struct Target {
   bool present = false;
   bool at_most = true;
   double bound = 0;
   std::string text;  // what the issue asks, in words
+  bool on_value = false;
 };
 
 struct Figure {
-  std::string family;  // "launch", "copy", "module_load", "matmul", "attention"
+  std::string family;  // "launch", "copy", "module_load", "matmul", "attention", "cpu_ptx"
   std::string name;    // unique within the report
   std::string what;    // one sentence: what was measured
-  std::string unit;    // "us", "GB/s", "ms", "GFLOP/s"
+  std::string unit;    // "us", "GB/s", "ms", "GFLOP/s", "M lane-instr/s"
   bool higher_is_better = false;
   std::vector<std::pair<std::string, std::string>> params;  // size, kernel, ...
   Stats value;                                              // hal's
@@ -54,6 +56,10 @@ struct Figure {
 
   // value.median / baseline.median (0 without a baseline).
   double ratio() const;
+  // Whether the target can be judged: a value target always, a ratio target with a baseline.
+  bool target_judged() const;
+  // What the target bounds: the value's median or the ratio.
+  double target_subject() const;
   bool target_met() const;
 };
 
