@@ -14,8 +14,12 @@ constexpr uint32_t kNever = 0xffff'ffffu;
 constexpr uint64_t kSlice = 1u << 16;
 constexpr uint64_t kUnlimited = ~uint64_t{0};
 
+// Lanes in a mask, counted for every instruction: bit arithmetic, since without a popcnt target
+// the builtin becomes a library call.
 uint32_t popcount(uint32_t v) {
-  return static_cast<uint32_t>(__builtin_popcount(v));
+  v = v - ((v >> 1) & 0x55555555u);
+  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+  return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
 std::string lanes_text(uint32_t mask) {
@@ -41,7 +45,8 @@ uint8_t* ScratchBuffer::reserve(size_t bytes) {
   if (bytes <= size_ && data_ != nullptr) return data_;
   const size_t want = std::max(bytes, size_ * 2);
   raw_ = std::make_unique<uint8_t[]>(want + 64);  // value-initialised: zeros
-  data_ = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw_.get()) + 63) & ~uintptr_t{63});
+  data_ =
+      reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw_.get()) + 63) & ~uintptr_t{63});
   size_ = want;
   return data_;
 }
@@ -49,8 +54,8 @@ uint8_t* ScratchBuffer::reserve(size_t bytes) {
 BlockRunner::BlockRunner() = default;
 BlockRunner::~BlockRunner() = default;
 
-void BlockRunner::prepare(const Kernel& kernel, const LaunchConfig& config,
-                          const uint32_t block[3], uint32_t smid, uint32_t workers) {
+void BlockRunner::prepare(const Kernel& kernel, const LaunchConfig& config, const uint32_t block[3],
+                          uint32_t smid, uint32_t workers) {
   kernel_ = &kernel;
   const uint32_t threads = config.block[0] * config.block[1] * config.block[2];
   const uint32_t warps = (threads + kWarpSize - 1) / kWarpSize;
@@ -422,8 +427,8 @@ void BlockRunner::report_deadlock() {
   x_.pc = first;
   x_.warp = 0;
   raise_fault(x_, FaultKind::kBarrier, 0,
-              "barrier deadlock: no warp can continue (" + waiting + "; " +
-                  std::to_string(done) + " of " + std::to_string(warps_.size()) +
+              "barrier deadlock: no warp can continue (" + waiting + "; " + std::to_string(done) +
+                  " of " + std::to_string(warps_.size()) +
                   " warps have exited): the barriers' thread counts or numbers do not match");
 }
 

@@ -16,6 +16,10 @@ namespace hal::ptx_vm {
 
 enum class Access : uint8_t { kRead, kWrite, kAtomic };
 
+// The memory checks run once per lane of every access: they must be inlined into the handlers'
+// lane loops, whatever the compiler's heuristics think of their size.
+#define HAL_PTX_VM_INLINE inline __attribute__((always_inline))
+
 struct Exec {
   const Kernel* kernel = nullptr;
   char* frame = nullptr;  // the running warp's registers
@@ -96,8 +100,8 @@ void raise_memory_fault(Exec& x, FaultKind kind, uint32_t lane, Access access, c
 
 // Host pointer for |size| bytes of global (or const) memory at |address|, aligned to |align|,
 // or nullptr after raising a fault.
-inline uint8_t* global_at(Exec& x, uint64_t address, uint32_t size, uint32_t align, Access access,
-                          uint32_t lane) {
+HAL_PTX_VM_INLINE uint8_t* global_at(Exec& x, uint64_t address, uint32_t size, uint32_t align,
+                                     Access access, uint32_t lane) {
   if ((address & (align - 1)) != 0) {
     raise_memory_fault(x, FaultKind::kMisalignedAddress, lane, access, "global", address, size);
     return nullptr;
@@ -112,8 +116,8 @@ inline uint8_t* global_at(Exec& x, uint64_t address, uint32_t size, uint32_t ali
   return nullptr;
 }
 
-inline uint8_t* shared_at(Exec& x, uint64_t offset, uint32_t size, uint32_t align, Access access,
-                          uint32_t lane) {
+HAL_PTX_VM_INLINE uint8_t* shared_at(Exec& x, uint64_t offset, uint32_t size, uint32_t align,
+                                     Access access, uint32_t lane) {
   if ((offset & (align - 1)) != 0) {
     raise_memory_fault(x, FaultKind::kMisalignedAddress, lane, access, "shared", offset, size);
     return nullptr;
@@ -125,8 +129,8 @@ inline uint8_t* shared_at(Exec& x, uint64_t offset, uint32_t size, uint32_t alig
   return x.shared + offset;
 }
 
-inline uint8_t* local_at(Exec& x, uint64_t offset, uint32_t size, uint32_t align, Access access,
-                         uint32_t lane) {
+HAL_PTX_VM_INLINE uint8_t* local_at(Exec& x, uint64_t offset, uint32_t size, uint32_t align,
+                                    Access access, uint32_t lane) {
   if ((offset & (align - 1)) != 0) {
     raise_memory_fault(x, FaultKind::kMisalignedAddress, lane, access, "local", offset, size);
     return nullptr;
@@ -139,7 +143,7 @@ inline uint8_t* local_at(Exec& x, uint64_t offset, uint32_t size, uint32_t align
 }
 
 // The kernel's parameter buffer (ld.param of an .entry's parameters; read-only).
-inline const uint8_t* param_at(Exec& x, uint64_t offset, uint32_t size, uint32_t lane) {
+HAL_PTX_VM_INLINE const uint8_t* param_at(Exec& x, uint64_t offset, uint32_t size, uint32_t lane) {
   if (offset >= x.param_bytes || x.param_bytes - offset < size) {
     raise_memory_fault(x, FaultKind::kIllegalAddress, lane, Access::kRead, "param", offset, size);
     return nullptr;
@@ -148,8 +152,8 @@ inline const uint8_t* param_at(Exec& x, uint64_t offset, uint32_t size, uint32_t
 }
 
 // A generic address: the shared or local window, or else global memory.
-inline uint8_t* generic_at(Exec& x, uint64_t address, uint32_t size, uint32_t align,
-                           Access access, uint32_t lane) {
+HAL_PTX_VM_INLINE uint8_t* generic_at(Exec& x, uint64_t address, uint32_t size, uint32_t align,
+                                      Access access, uint32_t lane) {
   if (address - kSharedWindow < kWindowSize) {
     return shared_at(x, address - kSharedWindow, size, align, access, lane);
   }
@@ -162,8 +166,8 @@ inline uint8_t* generic_at(Exec& x, uint64_t address, uint32_t size, uint32_t al
 // Which state space a memory instruction addresses (Op::flags of ld/st/atom and friends).
 enum class MemSpace : uint8_t { kGeneric, kGlobal, kShared, kLocal, kParam, kConst };
 
-inline uint8_t* memory_at(Exec& x, MemSpace space, uint64_t address, uint32_t size,
-                          uint32_t align, Access access, uint32_t lane) {
+HAL_PTX_VM_INLINE uint8_t* memory_at(Exec& x, MemSpace space, uint64_t address, uint32_t size,
+                                     uint32_t align, Access access, uint32_t lane) {
   switch (space) {
     case MemSpace::kGlobal:
     case MemSpace::kConst:

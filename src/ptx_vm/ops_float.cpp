@@ -256,6 +256,27 @@ struct TanhF {
 
 // ---- lane loops ---------------------------------------------------------------------------
 
+// fma.rn.f32 without .ftz or .sat, the hottest instruction of matmul kernels. std::fma is a
+// library call per lane unless the compiler may assume the host's fused multiply-add, which the
+// build does not; this handler is compiled for it and chosen at decode time only on hosts that
+// have it (the result is the same correctly rounded fma either way).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAL_PTX_VM_HARDWARE_FMA 1
+__attribute__((target("fma"))) void fma_f32_hardware(Exec& x, const Op& op, uint32_t mask) {
+  float* d = x.row<float>(op.a[0]);
+  const float* a = x.row<float>(op.a[1]);
+  const float* b = x.row<float>(op.a[2]);
+  const float* c = x.row<float>(op.a[3]);
+  if (mask == kFullMask) {
+    for (uint32_t l = 0; l < kWarpSize; ++l) d[l] = __builtin_fmaf(a[l], b[l], c[l]);
+    return;
+  }
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
+    if (((mask >> l) & 1u) != 0) d[l] = __builtin_fmaf(a[l], b[l], c[l]);
+  }
+}
+#endif
+
 template <typename Fmt, typename F, bool kFtz, bool kSat>
 void unary_f(Exec& x, const Op& op, uint32_t mask) {
   using S = typename Fmt::Storage;
@@ -616,6 +637,12 @@ bool decode_float(DecodeContext& d, const ir::Instruction& ins, Op& op) {
       if (kind == Kind::kF32 || kind == Kind::kF64) {
         if (relu) return d.fail(".relu applies to half-precision fma only");
         h = pick<FmaF, 3>(kind, ftz, sat, mode);
+#ifdef HAL_PTX_VM_HARDWARE_FMA
+        if (kind == Kind::kF32 && !ftz && !sat && mode == FE_TONEAREST &&
+            __builtin_cpu_supports("fma")) {
+          h = fma_f32_hardware;
+        }
+#endif
       } else {
         if (mode != FE_TONEAREST) return d.fail("half-precision fma rounds to nearest only");
         const bool f16 = kind == Kind::kF16 || kind == Kind::kF16x2;

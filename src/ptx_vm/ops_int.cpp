@@ -305,12 +305,13 @@ struct Bfi {  // d = b with bits [pos, pos + len) replaced by the low bits of a
     using U = std::make_unsigned_t<T>;
     constexpr uint32_t msb = 8 * sizeof(T) - 1;
     const uint32_t pos = c & 0xff, len = dd & 0xff;
-    U d = static_cast<U>(b);
-    for (uint32_t i = 0; i < len && pos + i <= msb; ++i) {
-      const U bit = static_cast<U>((static_cast<U>(a) >> i) & 1u);
-      d = static_cast<U>((d & ~(U{1} << (pos + i))) | (bit << (pos + i)));
-    }
-    return static_cast<T>(d);
+    if (len == 0 || pos > msb) return b;
+    // The field is cut off at the top of the word: at most msb + 1 - pos bits fit.
+    const uint32_t bits = std::min(len, msb + 1 - pos);
+    const U ones = bits > msb ? static_cast<U>(~U{0}) : static_cast<U>((U{1} << bits) - 1u);
+    const U field = static_cast<U>(ones << pos);
+    return static_cast<T>((static_cast<U>(b) & static_cast<U>(~field)) |
+                          (static_cast<U>(static_cast<U>(a) << pos) & field));
   }
 };
 

@@ -15,7 +15,7 @@ using O = ir::Opcode;
 // Op layout for ld/st: a[0..3] the data registers (one per vector element), a[4] the address
 // base (kNoRef for an absolute address), disp the displacement. flags: bit 0 a 64-bit base.
 // imm: element bytes | registers' bytes << 8 | signed << 16.
-inline uint64_t address_of(const Exec& x, const Op& op, uint32_t lane) {
+HAL_PTX_VM_INLINE uint64_t address_of(const Exec& x, const Op& op, uint32_t lane) {
   if (op.a[4] == kNoRef) return static_cast<uint64_t>(op.disp);
   const uint64_t base = (op.flags & 1) != 0 ? x.row<uint64_t>(op.a[4])[lane]
                                             : uint64_t{x.row<uint32_t>(op.a[4])[lane]};
@@ -24,8 +24,8 @@ inline uint64_t address_of(const Exec& x, const Op& op, uint32_t lane) {
 
 // Moves one element between memory and a register row, widening with sign or zero extension
 // when the register is wider than the element.
-inline void element_to_register(uint8_t* reg_row, uint32_t lane, uint32_t reg_bytes,
-                                const uint8_t* mem, uint32_t bytes, bool is_signed) {
+HAL_PTX_VM_INLINE void element_to_register(uint8_t* reg_row, uint32_t lane, uint32_t reg_bytes,
+                                           const uint8_t* mem, uint32_t bytes, bool is_signed) {
   uint8_t* r = reg_row + size_t{lane} * reg_bytes;
   if (reg_bytes == bytes || bytes > 8) {
     std::memcpy(r, mem, bytes);
@@ -50,8 +50,8 @@ void load(Exec& x, const Op& op, uint32_t mask) {
   }
   for_lanes(mask, [&](uint32_t l) {
     if (x.faulted) return;
-    const uint8_t* p = memory_at(x, kSpace, address_of(x, op, l), kBytes * kVec, kBytes * kVec,
-                                 Access::kRead, l);
+    const uint8_t* p =
+        memory_at(x, kSpace, address_of(x, op, l), kBytes * kVec, kBytes * kVec, Access::kRead, l);
     if (p == nullptr) return;
     for (uint32_t v = 0; v < kVec; ++v) {
       if (rows[v] != nullptr) {
@@ -68,8 +68,8 @@ void store(Exec& x, const Op& op, uint32_t mask) {
   for (uint32_t v = 0; v < kVec; ++v) rows[v] = x.row<uint8_t>(op.a[v]);
   for_lanes(mask, [&](uint32_t l) {
     if (x.faulted) return;
-    uint8_t* p = memory_at(x, kSpace, address_of(x, op, l), kBytes * kVec, kBytes * kVec,
-                           Access::kWrite, l);
+    uint8_t* p =
+        memory_at(x, kSpace, address_of(x, op, l), kBytes * kVec, kBytes * kVec, Access::kWrite, l);
     if (p == nullptr) return;
     for (uint32_t v = 0; v < kVec; ++v) {
       std::memcpy(p + v * kBytes, rows[v] + size_t{l} * reg_bytes, kBytes);
@@ -77,15 +77,81 @@ void store(Exec& x, const Op& op, uint32_t mask) {
   });
 }
 
+// The common case as a tight loop: one element per lane, the register exactly its width, a base
+// register of |Base| (u32 or u64). A fault ends the loop: the engine stops the block after it.
+template <MemSpace kSpace, typename T, typename Base>
+void load_scalar(Exec& x, const Op& op, uint32_t mask) {
+  T* d = x.row<T>(op.a[0]);
+  const Base* base = x.row<Base>(op.a[4]);
+  const uint64_t disp = static_cast<uint64_t>(op.disp);
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
+    if (((mask >> l) & 1u) == 0) continue;
+    const uint8_t* p =
+        memory_at(x, kSpace, uint64_t{base[l]} + disp, sizeof(T), sizeof(T), Access::kRead, l);
+    if (p == nullptr) return;
+    std::memcpy(&d[l], p, sizeof(T));
+  }
+}
+
+template <MemSpace kSpace, typename T, typename Base>
+void store_scalar(Exec& x, const Op& op, uint32_t mask) {
+  const T* v = x.row<T>(op.a[0]);
+  const Base* base = x.row<Base>(op.a[4]);
+  const uint64_t disp = static_cast<uint64_t>(op.disp);
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
+    if (((mask >> l) & 1u) == 0) continue;
+    uint8_t* p =
+        memory_at(x, kSpace, uint64_t{base[l]} + disp, sizeof(T), sizeof(T), Access::kWrite, l);
+    if (p == nullptr) return;
+    std::memcpy(p, &v[l], sizeof(T));
+  }
+}
+
+template <MemSpace kSpace, typename Base>
+Handler pick_scalar(uint32_t bytes, bool load) {
+  switch (bytes) {
+    case 2:
+      return load ? load_scalar<kSpace, uint16_t, Base> : store_scalar<kSpace, uint16_t, Base>;
+    case 4:
+      return load ? load_scalar<kSpace, uint32_t, Base> : store_scalar<kSpace, uint32_t, Base>;
+    case 8:
+      return load ? load_scalar<kSpace, uint64_t, Base> : store_scalar<kSpace, uint64_t, Base>;
+    default:
+      return nullptr;
+  }
+}
+
+// The fast handler for |space| when the access has the common shape, else nullptr.
+Handler pick_fast(MemSpace space, uint32_t bytes, bool base64, bool load) {
+  switch (space) {
+    case MemSpace::kGlobal:
+      return base64 ? pick_scalar<MemSpace::kGlobal, uint64_t>(bytes, load) : nullptr;
+    case MemSpace::kShared:
+      return base64 ? pick_scalar<MemSpace::kShared, uint64_t>(bytes, load)
+                    : pick_scalar<MemSpace::kShared, uint32_t>(bytes, load);
+    case MemSpace::kLocal:
+      return base64 ? pick_scalar<MemSpace::kLocal, uint64_t>(bytes, load)
+                    : pick_scalar<MemSpace::kLocal, uint32_t>(bytes, load);
+    case MemSpace::kGeneric:
+      return base64 ? pick_scalar<MemSpace::kGeneric, uint64_t>(bytes, load) : nullptr;
+    default:
+      return nullptr;
+  }
+}
+
 template <MemSpace kSpace, bool kLoad>
 Handler pick_vec(uint32_t bytes, uint32_t vec) {
-#define HAL_MEM_CASE(B)                                                      \
-  case B:                                                                    \
-    switch (vec) {                                                           \
-      case 1: return kLoad ? load<kSpace, B, 1> : store<kSpace, B, 1>;       \
-      case 2: return kLoad ? load<kSpace, B, 2> : store<kSpace, B, 2>;       \
-      case 4: return kLoad ? load<kSpace, B, 4> : store<kSpace, B, 4>;       \
-      default: return nullptr;                                               \
+#define HAL_MEM_CASE(B)                                          \
+  case B:                                                        \
+    switch (vec) {                                               \
+      case 1:                                                    \
+        return kLoad ? load<kSpace, B, 1> : store<kSpace, B, 1>; \
+      case 2:                                                    \
+        return kLoad ? load<kSpace, B, 2> : store<kSpace, B, 2>; \
+      case 4:                                                    \
+        return kLoad ? load<kSpace, B, 4> : store<kSpace, B, 4>; \
+      default:                                                   \
+        return nullptr;                                          \
     }
   switch (bytes) {
     HAL_MEM_CASE(1)
@@ -93,7 +159,8 @@ Handler pick_vec(uint32_t bytes, uint32_t vec) {
     HAL_MEM_CASE(4)
     HAL_MEM_CASE(8)
     HAL_MEM_CASE(16)
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 #undef HAL_MEM_CASE
 }
@@ -101,12 +168,18 @@ Handler pick_vec(uint32_t bytes, uint32_t vec) {
 template <bool kLoad>
 Handler pick_memory(MemSpace space, uint32_t bytes, uint32_t vec) {
   switch (space) {
-    case MemSpace::kGlobal: return pick_vec<MemSpace::kGlobal, kLoad>(bytes, vec);
-    case MemSpace::kShared: return pick_vec<MemSpace::kShared, kLoad>(bytes, vec);
-    case MemSpace::kLocal: return pick_vec<MemSpace::kLocal, kLoad>(bytes, vec);
-    case MemSpace::kParam: return pick_vec<MemSpace::kParam, kLoad>(bytes, vec);
-    case MemSpace::kConst: return pick_vec<MemSpace::kConst, kLoad>(bytes, vec);
-    case MemSpace::kGeneric: return pick_vec<MemSpace::kGeneric, kLoad>(bytes, vec);
+    case MemSpace::kGlobal:
+      return pick_vec<MemSpace::kGlobal, kLoad>(bytes, vec);
+    case MemSpace::kShared:
+      return pick_vec<MemSpace::kShared, kLoad>(bytes, vec);
+    case MemSpace::kLocal:
+      return pick_vec<MemSpace::kLocal, kLoad>(bytes, vec);
+    case MemSpace::kParam:
+      return pick_vec<MemSpace::kParam, kLoad>(bytes, vec);
+    case MemSpace::kConst:
+      return pick_vec<MemSpace::kConst, kLoad>(bytes, vec);
+    case MemSpace::kGeneric:
+      return pick_vec<MemSpace::kGeneric, kLoad>(bytes, vec);
   }
   return nullptr;
 }
@@ -120,8 +193,9 @@ bool space_of(const ir::Instruction& ins, MemSpace* out, DecodeContext& d) {
   if (ins.mods.has(M::kParam)) *out = MemSpace::kParam, ++found;
   if (ins.mods.has(M::kConst)) *out = MemSpace::kConst, ++found;
   if (ins.mods.has(M::kSharedCluster)) {
-    return d.fail(".shared::cluster addresses other blocks' shared memory, which a one-block "
-                  "cluster does not have on the CPU PTX device");
+    return d.fail(
+        ".shared::cluster addresses other blocks' shared memory, which a one-block "
+        "cluster does not have on the CPU PTX device");
   }
   if (found > 1) return d.fail("more than one state space");
   return true;
@@ -192,6 +266,10 @@ bool decode_ld_st(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   if (reg_bytes == 0) reg_bytes = bytes;
   if (reg_bytes > 8 && reg_bytes != bytes) return d.fail("unsupported register width");
   op.imm = bytes | (reg_bytes << 8) | (ir::is_signed(type) ? (1u << 16) : 0u);
+  if (vec == 1 && reg_bytes == bytes && op.a[4] != kNoRef && op.a[0] != kNoRef) {
+    op.fn = pick_fast(space, bytes, addr.base_bytes == 8, is_load);
+    if (op.fn != nullptr) return true;
+  }
   op.fn = is_load ? pick_memory<true>(space, bytes, vec) : pick_memory<false>(space, bytes, vec);
   return op.fn != nullptr || d.fail("unsupported load or store");
 }
@@ -222,10 +300,18 @@ void isspacep(Exec& x, const Op& op, uint32_t mask) {
     const bool local = a[l] - kLocalWindow < kWindowSize;
     bool r = false;
     switch (op.imm) {
-      case 0: r = !shared && !local; break;
-      case 1: r = shared; break;
-      case 2: r = local; break;
-      default: r = false; break;
+      case 0:
+        r = !shared && !local;
+        break;
+      case 1:
+        r = shared;
+        break;
+      case 2:
+        r = local;
+        break;
+      default:
+        r = false;
+        break;
     }
     if (r) bits |= 1u << l;
   });
@@ -241,10 +327,17 @@ bool decode_cvta(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   if (!space_of(ins, &space, d)) return false;
   switch (space) {
     case MemSpace::kGlobal:
-    case MemSpace::kConst: op.imm = 0; break;
-    case MemSpace::kShared: op.imm = 1; break;
-    case MemSpace::kLocal: op.imm = 2; break;
-    default: return d.fail("cvta needs .global, .shared, .local or .const");
+    case MemSpace::kConst:
+      op.imm = 0;
+      break;
+    case MemSpace::kShared:
+      op.imm = 1;
+      break;
+    case MemSpace::kLocal:
+      op.imm = 2;
+      break;
+    default:
+      return d.fail("cvta needs .global, .shared, .local or .const");
   }
   op.flags = ins.mods.has(M::kTo) ? 1 : 0;
   op.a[0] = d.destination(ins.operands[0], t);
@@ -267,12 +360,23 @@ bool decode_isspacep(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   MemSpace space;
   if (!space_of(ins, &space, d)) return false;
   switch (space) {
-    case MemSpace::kGlobal: op.imm = 0; break;
-    case MemSpace::kShared: op.imm = 1; break;
-    case MemSpace::kLocal: op.imm = 2; break;
-    case MemSpace::kConst: op.imm = 3; break;
-    case MemSpace::kParam: op.imm = 4; break;
-    default: return d.fail("isspacep needs a state space");
+    case MemSpace::kGlobal:
+      op.imm = 0;
+      break;
+    case MemSpace::kShared:
+      op.imm = 1;
+      break;
+    case MemSpace::kLocal:
+      op.imm = 2;
+      break;
+    case MemSpace::kConst:
+      op.imm = 3;
+      break;
+    case MemSpace::kParam:
+      op.imm = 4;
+      break;
+    default:
+      return d.fail("isspacep needs a state space");
   }
   op.a[0] = d.predicate(ins.operands[0]);
   op.a[1] = d.source(ins.operands[1], ir::Type::kU64);
@@ -287,10 +391,14 @@ bool decode_memory(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   switch (ins.opcode) {
     case O::kLd:
     case O::kLdu:
-    case O::kSt: return decode_ld_st(d, ins, op);
-    case O::kCvta: return decode_cvta(d, ins, op);
-    case O::kIsspacep: return decode_isspacep(d, ins, op);
-    default: return d.fail("not a memory instruction");
+    case O::kSt:
+      return decode_ld_st(d, ins, op);
+    case O::kCvta:
+      return decode_cvta(d, ins, op);
+    case O::kIsspacep:
+      return decode_isspacep(d, ins, op);
+    default:
+      return d.fail("not a memory instruction");
   }
 }
 
