@@ -92,13 +92,12 @@ CUresult copy(uint64_t dst, Side dst_side, uint64_t src, Side src_side, size_t s
   const bool wait = !async || !to.stable;
   Work work;
   if (!wait && !from.stable) {
-    // The caller may reuse pageable memory as soon as this returns: copy it now.
-    auto staging = std::make_shared<std::vector<unsigned char>>(size);
-    std::memcpy(staging->data(), reinterpret_cast<const void*>(src), size);
-    work = [dst, staging](CUresult status) {
-      if (status == CUDA_SUCCESS) {
-        std::memcpy(reinterpret_cast<void*>(dst), staging->data(), staging->size());
-      }
+    // The caller may reuse pageable memory as soon as this returns: copy it now, into a buffer
+    // the copy then overwrites entirely (so it is not zeroed first).
+    std::shared_ptr<unsigned char[]> staging(new unsigned char[size]);
+    std::memcpy(staging.get(), reinterpret_cast<const void*>(src), size);
+    work = [dst, staging, size](CUresult status) {
+      if (status == CUDA_SUCCESS) std::memcpy(reinterpret_cast<void*>(dst), staging.get(), size);
     };
   } else {
     work = [dst, src, size](CUresult status) {
