@@ -53,21 +53,30 @@ constexpr uint32_t kTail = 64;              // elements of padding after every o
 // ------------------------------------------------------------------------------------------------
 
 struct Json {
+  // Not a std::pair: clang with libstdc++ rejects a pair whose type is still incomplete.
+  struct Member;
   enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
   Kind kind = Kind::kNull;
   bool boolean = false;
   double number = 0;
   std::string string;
   std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
+  std::vector<Member> members;
 
-  const Json* find(std::string_view key) const {
-    for (const auto& [name, value] : members) {
-      if (name == key) return &value;
-    }
-    return nullptr;
-  }
+  const Json* find(std::string_view key) const;
 };
+
+struct Json::Member {
+  std::string name;
+  Json value;
+};
+
+const Json* Json::find(std::string_view key) const {
+  for (const Member& member : members) {
+    if (member.name == key) return &member.value;
+  }
+  return nullptr;
+}
 
 class JsonReader {
  public:
@@ -127,7 +136,7 @@ class JsonReader {
         std::string key;
         Json value;
         if (!String(&key) || !Eat(':') || !Value(&value, depth + 1)) return false;
-        out->members.emplace_back(std::move(key), std::move(value));
+        out->members.push_back(Json::Member{std::move(key), std::move(value)});
       } while (Eat(','));
       return Eat('}');
     }
