@@ -1,140 +1,14 @@
-// The kernel decoder: inlining, memory layout, operand resolution and control flow. The
-// instruction families' own decoding lives in ops_*.cpp.
-#include "ptx_vm/decoder.h"
+// The kernel decoder (decoder_impl.h): storage, inlining, control flow and dispatch to the
+// instruction families (ops_*.cpp).
+#include "ptx_vm/decoder_impl.h"
 
 #include "ptx_vm/cfg.h"
-#include "ptx_vm/decode.h"
 #include "ptx_vm/half.h"
 
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <memory>
-#include <string>
 
-namespace hal::ptx_vm {
-namespace {
-
-constexpr uint32_t kMaxOps = 1u << 22;
-constexpr uint32_t kMaxInlineDepth = 64;
-constexpr uint64_t kMaxFrameBytes = 64u << 20;       // per warp
-constexpr uint64_t kMaxLocalBytes = 512u << 10;      // per thread (CUDA's limit)
-constexpr uint64_t kMaxStaticShared = 1u << 30;      // beyond any device's; the driver checks
-constexpr uint32_t kScratchBytes = 2048;             // shared by all instructions
-constexpr uint64_t kUnplaced = ~uint64_t{0};
-
-uint64_t align_up(uint64_t value, uint64_t align) {
-  return align <= 1 ? value : (value + align - 1) / align * align;
-}
-
-// Where a variable of a function body, or a formal parameter, lives.
-struct Location {
-  MemSpace space = MemSpace::kLocal;
-  uint64_t offset = kUnplaced;
-};
-
-// One inlined instance of a function (the entry is the first).
-struct Copy {
-  uint32_t function = 0;
-  bool is_entry = false;
-  std::vector<Ref> registers;       // per ir::Function::registers
-  std::vector<Ref> reg_params;      // .reg-style formals, kNoRef for .param ones
-  std::vector<Ref> reg_returns;
-  std::vector<Location> params;     // .param formals: the caller's argument variables
-  std::vector<Location> returns;
-  std::vector<uint32_t> pc_of;      // the first Op of each instruction; [size] = the end
-};
-
-struct Fixup {
-  uint32_t pc = 0;
-  uint32_t copy = 0;
-  uint32_t label = 0;
-  bool to_end = false;  // ret inside an inlined function
-};
-
-std::string quote(const std::string& text) {
-  return "'" + text + "'";
-}
-
-class Decoder final : public DecodeContext {
- public:
-  Decoder(const ir::Module& module, const ModuleAddresses& addresses, size_t entry, Kernel* out)
-      : module_(module), addresses_(addresses), entry_(entry), k_(*out) {}
-
-  bool run(std::string* error);
-
-  // DecodeContext
-  const ir::Instruction& instruction() const override { return *ins_; }
-  bool fail(const std::string& reason) override;
-  Ref source(const ir::Operand& operand, ir::Type type, bool allow_wider = false) override;
-  Ref destination(const ir::Operand& operand, ir::Type type, bool allow_wider = false) override;
-  uint32_t register_bytes(const ir::Operand& operand) const override;
-  Ref predicate(const ir::Operand& operand, bool* negate = nullptr) override;
-  Ref constant(const void* bytes, uint32_t size) override;
-  Ref special(ir::Special special, uint32_t component) override;
-  Ref scratch(uint32_t bytes) override;
-  Ref carry() override;
-  bool address(const ir::Operand& operand, MemSpace space, Address* out) override;
-  bool symbol_address(const ir::Operand& operand, MemSpace space, uint64_t* out) override;
-  bool symbol_value(const ir::Operand& operand, uint64_t* out) override;
-  Kernel& kernel() override { return k_; }
-  Op& extra_op() override;
-
- private:
-  const ir::Function& function(uint32_t index) const { return module_.functions[index]; }
-  // The defined function a call to |index| runs (a declaration resolves to the definition of
-  // the same name), or |index| itself.
-  uint32_t definition_of(uint32_t index) const;
-
-  bool plan_memory();
-  bool collect(uint32_t function, std::vector<uint8_t>* reachable, uint32_t depth);
-  bool place_variable(const ir::Variable& variable, uint64_t* shared_top, uint64_t* local_top,
-                      uint32_t line, Location* out);
-  bool expand(uint32_t function, Copy* copy, uint32_t depth);
-  bool decode_instruction(const ir::Instruction& ins, uint32_t copy_index, uint32_t depth);
-  bool decode_call(const ir::Instruction& ins, uint32_t copy_index, uint32_t depth);
-  bool decode_control(const ir::Instruction& ins, uint32_t copy_index, Op& op, bool* handled);
-  bool decode_barrier(const ir::Instruction& ins, Op& op);
-  bool finish(std::string* error);
-
-  Ref alloc_row(uint32_t bytes_per_lane);
-  Ref alloc_word();
-  Ref register_ref(const ir::Operand& operand, uint32_t* bytes, bool* is_pred);
-  bool immediate_bytes(const ir::Operand& operand, ir::Type type, uint8_t* out, uint32_t* size);
-  const Location* variable_location(const ir::SymbolRef& symbol) const;
-  void push_op(const Op& op);
-
-  const ir::Module& module_;
-  const ModuleAddresses& addresses_;
-  size_t entry_;
-  Kernel& k_;
-
-  std::vector<std::unique_ptr<Copy>> copies_;
-  std::vector<uint32_t> call_chain_;
-  std::vector<Fixup> fixups_;
-  std::map<std::string, uint32_t> definitions_;  // name -> defined function index
-
-  // Memory layout.
-  std::vector<uint64_t> module_shared_;                  // per module variable; kUnplaced
-  std::vector<std::vector<Location>> function_vars_;     // per function, per body variable
-  uint64_t dynamic_align_ = 0;                           // 0: no .extern .shared
-  uint64_t dynamic_offset_ = 0;
-
-  // Frame layout.
-  uint64_t frame_top_ = kScratchBytes;
-  Ref word_block_ = kNoRef;
-  uint32_t words_left_ = 0;
-  uint32_t scratch_used_ = 0;
-  std::map<std::string, Ref> constants_;
-  std::map<uint32_t, Ref> specials_;
-  Ref carry_ = kNoRef;
-
-  // The instruction being decoded.
-  const ir::Instruction* ins_ = nullptr;
-  Copy* copy_ = nullptr;
-  std::vector<Op> extras_;
-  std::string error_;
-};
+namespace hal::ptx_vm::decoding {
 
 // ===========================================================================================
 // Errors and storage
@@ -208,8 +82,8 @@ Op& Decoder::extra_op() {
 
 void Decoder::push_op(const Op& op) {
   k_.code.push_back(op);
-  k_.source.push_back(SourceInfo{ins_ != nullptr ? ins_->line : 0,
-                                 ins_ != nullptr ? ins_->text : std::string()});
+  k_.source.push_back(
+      SourceInfo{ins_ != nullptr ? ins_->line : 0, ins_ != nullptr ? ins_->text : std::string()});
 }
 
 uint32_t Decoder::definition_of(uint32_t index) const {
@@ -217,563 +91,6 @@ uint32_t Decoder::definition_of(uint32_t index) const {
   if (f.has_body) return index;
   if (auto it = definitions_.find(f.name); it != definitions_.end()) return it->second;
   return index;
-}
-
-// ===========================================================================================
-// Memory layout: which shared variables the kernel uses, and local memory
-// ===========================================================================================
-
-bool Decoder::collect(uint32_t index, std::vector<uint8_t>* reachable, uint32_t depth) {
-  if ((*reachable)[index]) return true;
-  (*reachable)[index] = 1;
-  if (depth > kMaxInlineDepth) return fail("calls nest deeper than " +
-                                           std::to_string(kMaxInlineDepth) + " functions");
-  const ir::Function& f = function(index);
-  const auto visit = [&](const ir::SymbolRef& symbol) -> bool {
-    if (symbol.kind == ir::SymbolKind::kModuleVariable &&
-        symbol.index < module_.variables.size()) {
-      const ir::Variable& v = module_.variables[symbol.index];
-      if (v.space == ir::Space::kShared && module_shared_[symbol.index] == kUnplaced &&
-          !v.unsized && v.linkage != ir::Linkage::kExtern) {
-        module_shared_[symbol.index] = 0;  // used; placed below
-      }
-      if (v.space == ir::Space::kShared && (v.unsized || v.linkage == ir::Linkage::kExtern)) {
-        dynamic_align_ = std::max<uint64_t>(dynamic_align_, v.alignment());
-      }
-    }
-    if (symbol.kind == ir::SymbolKind::kFunction && symbol.index < module_.functions.size()) {
-      return collect(definition_of(symbol.index), reachable, depth + 1);
-    }
-    return true;
-  };
-  std::vector<const ir::Operand*> stack;
-  for (const ir::Instruction& ins : f.code) {
-    for (const ir::Operand& operand : ins.operands) stack.push_back(&operand);
-    while (!stack.empty()) {
-      const ir::Operand* o = stack.back();
-      stack.pop_back();
-      if (o->kind == ir::OperandKind::kSymbol ||
-          (o->kind == ir::OperandKind::kAddress && o->base == ir::AddressBase::kSymbol)) {
-        if (!visit(o->symbol)) return false;
-      }
-      for (const ir::Operand& e : o->elements) stack.push_back(&e);
-    }
-  }
-  return true;
-}
-
-bool Decoder::place_variable(const ir::Variable& v, uint64_t* shared_top, uint64_t* local_top,
-                             uint32_t line, Location* out) {
-  const uint64_t align = v.alignment();
-  const uint64_t size = v.size();
-  switch (v.space) {
-    case ir::Space::kShared:
-      if (v.unsized || v.linkage == ir::Linkage::kExtern) {
-        out->space = MemSpace::kShared;
-        out->offset = kUnplaced;  // the dynamic area: resolved once its offset is known
-        dynamic_align_ = std::max(dynamic_align_, align);
-        return true;
-      }
-      *shared_top = align_up(*shared_top, align);
-      out->space = MemSpace::kShared;
-      out->offset = *shared_top;
-      *shared_top += size;
-      if (*shared_top > kMaxStaticShared) {
-        return fail("line " + std::to_string(line) + ": shared variable '" + v.name +
-                    "' makes the kernel's shared memory larger than 1 GiB");
-      }
-      return true;
-    case ir::Space::kLocal:
-    case ir::Space::kParam:
-      *local_top = align_up(*local_top, align);
-      out->space = MemSpace::kLocal;
-      out->offset = *local_top;
-      *local_top += size;
-      if (*local_top > kMaxLocalBytes) {
-        return fail("line " + std::to_string(line) + ": the kernel needs more than " +
-                    std::to_string(kMaxLocalBytes) + " bytes of local memory per thread");
-      }
-      return true;
-    default:
-      return fail("line " + std::to_string(line) + ": variables in the ." +
-                  ir::space_name(v.space) + " state space inside a function are not supported");
-  }
-}
-
-bool Decoder::plan_memory() {
-  module_shared_.assign(module_.variables.size(), kUnplaced);
-  std::vector<uint8_t> reachable(module_.functions.size(), 0);
-  if (!collect(static_cast<uint32_t>(entry_), &reachable, 0)) return false;
-
-  uint64_t shared_top = 0;
-  uint64_t local_top = 0;
-  for (size_t i = 0; i < module_.variables.size(); ++i) {
-    if (module_shared_[i] == kUnplaced) continue;
-    const ir::Variable& v = module_.variables[i];
-    shared_top = align_up(shared_top, v.alignment());
-    module_shared_[i] = shared_top;
-    shared_top += v.size();
-    if (shared_top > kMaxStaticShared) {
-      return fail("line " + std::to_string(v.line) + ": shared variable '" + v.name +
-                  "' makes the kernel's shared memory larger than 1 GiB");
-    }
-  }
-  function_vars_.resize(module_.functions.size());
-  for (size_t f = 0; f < module_.functions.size(); ++f) {
-    if (!reachable[f]) continue;
-    const ir::Function& fn = module_.functions[f];
-    function_vars_[f].resize(fn.variables.size());
-    for (size_t i = 0; i < fn.variables.size(); ++i) {
-      if (!place_variable(fn.variables[i], &shared_top, &local_top, fn.variables[i].line,
-                          &function_vars_[f][i])) {
-        return false;
-      }
-    }
-  }
-  k_.info.static_shared_bytes = static_cast<uint32_t>(shared_top);
-  k_.info.dynamic_shared_align = static_cast<uint32_t>(dynamic_align_);
-  dynamic_offset_ = dynamic_align_ != 0 ? align_up(shared_top, dynamic_align_) : shared_top;
-  k_.dynamic_shared_offset = static_cast<uint32_t>(dynamic_offset_);
-  k_.info.local_bytes = static_cast<uint32_t>(local_top);
-  return true;
-}
-
-const Location* Decoder::variable_location(const ir::SymbolRef& symbol) const {
-  switch (symbol.kind) {
-    case ir::SymbolKind::kFunctionVariable:
-      if (copy_ != nullptr && symbol.index < function_vars_[copy_->function].size()) {
-        return &function_vars_[copy_->function][symbol.index];
-      }
-      return nullptr;
-    case ir::SymbolKind::kParam:
-      if (copy_ != nullptr && symbol.index < copy_->params.size()) {
-        return &copy_->params[symbol.index];
-      }
-      return nullptr;
-    case ir::SymbolKind::kReturn:
-      if (copy_ != nullptr && symbol.index < copy_->returns.size()) {
-        return &copy_->returns[symbol.index];
-      }
-      return nullptr;
-    default:
-      return nullptr;
-  }
-}
-
-// ===========================================================================================
-// Operands
-// ===========================================================================================
-
-Ref Decoder::register_ref(const ir::Operand& operand, uint32_t* bytes, bool* is_pred) {
-  *bytes = 0;
-  *is_pred = false;
-  const ir::Function& f = function(copy_->function);
-  if (operand.kind == ir::OperandKind::kRegister) {
-    if (operand.reg >= f.registers.size()) return kNoRef;
-    const ir::Register& r = f.registers[operand.reg];
-    *is_pred = r.type == ir::Type::kPred;
-    *bytes = ir::type_size(r.type) * r.vector;
-    return copy_->registers[operand.reg];
-  }
-  // Old-style .reg formal parameters are named like variables.
-  if (operand.kind == ir::OperandKind::kSymbol && operand.integer == 0) {
-    const std::vector<ir::Variable>* list = nullptr;
-    const std::vector<Ref>* refs = nullptr;
-    if (operand.symbol.kind == ir::SymbolKind::kParam) {
-      list = &f.params;
-      refs = &copy_->reg_params;
-    } else if (operand.symbol.kind == ir::SymbolKind::kReturn) {
-      list = &f.returns;
-      refs = &copy_->reg_returns;
-    }
-    if (list != nullptr && operand.symbol.index < list->size() &&
-        (*list)[operand.symbol.index].space == ir::Space::kReg) {
-      const ir::Variable& v = (*list)[operand.symbol.index];
-      *is_pred = v.type == ir::Type::kPred;
-      *bytes = ir::type_size(v.type);
-      return (*refs)[operand.symbol.index];
-    }
-  }
-  return kNoRef;
-}
-
-uint32_t Decoder::register_bytes(const ir::Operand& operand) const {
-  uint32_t bytes = 0;
-  bool pred = false;
-  const_cast<Decoder*>(this)->register_ref(operand, &bytes, &pred);
-  return bytes;
-}
-
-bool Decoder::immediate_bytes(const ir::Operand& operand, ir::Type type, uint8_t* out,
-                              uint32_t* size) {
-  *size = ir::type_size(type);
-  if (type == ir::Type::kPred) *size = 4;
-  if (*size == 0 || *size > 16) return fail("an immediate cannot be of type ." +
-                                            std::string(ir::type_name(type)));
-  std::memset(out, 0, 16);
-  if (operand.kind == ir::OperandKind::kInteger) {
-    const int64_t v = operand.integer;
-    if (type == ir::Type::kPred) {
-      const uint32_t word = v != 0 ? kFullMask : 0;
-      std::memcpy(out, &word, 4);
-    } else if (type == ir::Type::kF32) {
-      const float f = static_cast<float>(v);
-      std::memcpy(out, &f, 4);
-    } else if (type == ir::Type::kF64) {
-      const double d = static_cast<double>(v);
-      std::memcpy(out, &d, 8);
-    } else if (type == ir::Type::kF16 || type == ir::Type::kBF16) {
-      const uint16_t h = type == ir::Type::kF16 ? float_to_half(static_cast<float>(v), Round::kNearest)
-                                                : float_to_bf16(static_cast<float>(v), Round::kNearest);
-      std::memcpy(out, &h, 2);
-    } else {
-      std::memcpy(out, &v, std::min<uint32_t>(*size, 8));  // two's complement, truncated
-    }
-    return true;
-  }
-  if (operand.kind == ir::OperandKind::kFloat) {
-    double value = 0;
-    if (operand.is_double) {
-      std::memcpy(&value, &operand.float_bits, 8);
-    } else {
-      float f = 0;
-      const uint32_t bits = static_cast<uint32_t>(operand.float_bits);
-      std::memcpy(&f, &bits, 4);
-      value = f;
-    }
-    switch (type) {
-      case ir::Type::kF64: {
-        if (operand.is_double) {
-          std::memcpy(out, &operand.float_bits, 8);
-        } else {
-          std::memcpy(out, &value, 8);
-        }
-        return true;
-      }
-      case ir::Type::kF32: {
-        if (!operand.is_double) {
-          const uint32_t bits = static_cast<uint32_t>(operand.float_bits);
-          std::memcpy(out, &bits, 4);
-        } else {
-          const float f = static_cast<float>(value);
-          std::memcpy(out, &f, 4);
-        }
-        return true;
-      }
-      case ir::Type::kF16:
-      case ir::Type::kBF16: {
-        const uint16_t h = type == ir::Type::kF16
-                               ? float_to_half(static_cast<float>(value), Round::kNearest)
-                               : float_to_bf16(static_cast<float>(value), Round::kNearest);
-        std::memcpy(out, &h, 2);
-        return true;
-      }
-      default:
-        // A hexadecimal float literal in a bit-typed or integer instruction is its bit
-        // pattern (mov.b32 %r1, 0f3F800000).
-        if (!operand.is_double && *size == 4) {
-          const uint32_t bits = static_cast<uint32_t>(operand.float_bits);
-          std::memcpy(out, &bits, 4);
-          return true;
-        }
-        if (*size == 8) {
-          std::memcpy(out, &operand.float_bits, 8);
-          return true;
-        }
-        return fail("a floating-point literal does not fit ." + std::string(ir::type_name(type)));
-    }
-  }
-  return fail("expected a register or an immediate");
-}
-
-Ref Decoder::source(const ir::Operand& operand, ir::Type type, bool allow_wider) {
-  if (operand.kind == ir::OperandKind::kInteger || operand.kind == ir::OperandKind::kFloat) {
-    uint8_t bytes[16];
-    uint32_t size = 0;
-    if (!immediate_bytes(operand, type, bytes, &size)) return kNoRef;
-    return constant(bytes, size);
-  }
-  if (operand.kind == ir::OperandKind::kSpecial) {
-    if (ir::type_size(type) != 4) {
-      fail(std::string("special register ") + ir::special_name(operand.special) +
-           " is 32 bits wide, not ." + ir::type_name(type));
-      return kNoRef;
-    }
-    return special(operand.special, operand.component);
-  }
-  if (operand.kind == ir::OperandKind::kSymbol) {
-    uint32_t bytes = 0;
-    bool pred = false;
-    const Ref reg = register_ref(operand, &bytes, &pred);
-    if (reg == kNoRef) {
-      // The address of a variable, as a value.
-      uint64_t value = 0;
-      if (!symbol_value(operand, &value)) return kNoRef;
-      const uint32_t size = ir::type_size(type);
-      if (size != 8 && size != 4) {
-        fail("the address of a variable needs a 32- or 64-bit type");
-        return kNoRef;
-      }
-      return constant(&value, size);
-    }
-    if (pred != (type == ir::Type::kPred) || (bytes != ir::type_size(type) && !pred &&
-                                              !(allow_wider && bytes > ir::type_size(type)))) {
-      fail("a parameter register of the wrong type for ." + std::string(ir::type_name(type)));
-      return kNoRef;
-    }
-    return reg;
-  }
-  if (operand.kind != ir::OperandKind::kRegister) {
-    fail("expected a register or an immediate for a ." + std::string(ir::type_name(type)) +
-         " operand");
-    return kNoRef;
-  }
-  uint32_t bytes = 0;
-  bool pred = false;
-  const Ref reg = register_ref(operand, &bytes, &pred);
-  if (reg == kNoRef) {
-    fail("unknown register");
-    return kNoRef;
-  }
-  if (type == ir::Type::kPred) {
-    if (!pred) {
-      fail("expected a predicate register");
-      return kNoRef;
-    }
-    return reg;
-  }
-  if (pred) {
-    fail("a predicate register where a ." + std::string(ir::type_name(type)) + " value is needed");
-    return kNoRef;
-  }
-  const uint32_t want = ir::type_size(type);
-  if (bytes != want && !(allow_wider && bytes > want)) {
-    fail("a " + std::to_string(bytes * 8) + "-bit register where the instruction's type ." +
-         ir::type_name(type) + " needs " + std::to_string(want * 8) + " bits");
-    return kNoRef;
-  }
-  return reg;
-}
-
-Ref Decoder::destination(const ir::Operand& operand, ir::Type type, bool allow_wider) {
-  if (operand.kind != ir::OperandKind::kRegister &&
-      !(operand.kind == ir::OperandKind::kSymbol)) {
-    fail("the destination must be a register");
-    return kNoRef;
-  }
-  if (operand.kind == ir::OperandKind::kSymbol) {
-    uint32_t bytes = 0;
-    bool pred = false;
-    if (register_ref(operand, &bytes, &pred) == kNoRef) {
-      fail("the destination must be a register");
-      return kNoRef;
-    }
-  }
-  return source(operand, type, allow_wider);
-}
-
-Ref Decoder::predicate(const ir::Operand& operand, bool* negate) {
-  if (negate != nullptr) *negate = operand.negate;
-  if (operand.kind == ir::OperandKind::kInteger) {
-    const uint32_t word = operand.integer != 0 ? kFullMask : 0;
-    return constant(&word, 4);
-  }
-  uint32_t bytes = 0;
-  bool pred = false;
-  const Ref reg = register_ref(operand, &bytes, &pred);
-  if (reg == kNoRef || !pred) {
-    fail("expected a predicate register");
-    return kNoRef;
-  }
-  return reg;
-}
-
-Ref Decoder::special(ir::Special sp, uint32_t component) {
-  using S = ir::Special;
-  SpecialRows& rows = k_.specials;
-  Ref* slot = nullptr;
-  switch (sp) {
-    case S::kTid:
-      if (component < 3) slot = &rows.tid[component];
-      break;
-    case S::kNtid:
-      if (component < 3) slot = &rows.ntid[component];
-      break;
-    case S::kCtaid:
-      if (component < 3) slot = &rows.ctaid[component];
-      break;
-    case S::kNctaid:
-      if (component < 3) slot = &rows.nctaid[component];
-      break;
-    case S::kLaneid: slot = &rows.laneid; break;
-    case S::kWarpid: slot = &rows.warpid; break;
-    case S::kNwarpid: slot = &rows.nwarpid; break;
-    case S::kLanemaskEq: slot = &rows.lanemask[0]; break;
-    case S::kLanemaskLe: slot = &rows.lanemask[1]; break;
-    case S::kLanemaskLt: slot = &rows.lanemask[2]; break;
-    case S::kLanemaskGe: slot = &rows.lanemask[3]; break;
-    case S::kLanemaskGt: slot = &rows.lanemask[4]; break;
-    case S::kSmid: slot = &rows.smid; break;
-    case S::kNsmid: slot = &rows.nsmid; break;
-    case S::kGridid: slot = &rows.gridid; break;
-    case S::kDynamicSmemSize: slot = &rows.dynamic_smem; break;
-    case S::kTotalSmemSize:
-    case S::kAggrSmemSize: slot = &rows.total_smem; break;
-    // A one-CTA cluster: cluster ids are the CTA's coordinates relative to itself.
-    case S::kClusterCtaid:
-    case S::kClusterCtarank:
-    case S::kClusterid:
-    case S::kIsExplicitCluster:
-    case S::kEnvreg:
-    case S::kReserved:
-      slot = &rows.zero32;
-      break;
-    case S::kClusterNctaid:
-    case S::kClusterNctarank:
-    case S::kNclusterid: {
-      const uint32_t one = 1;
-      return constant(&one, 4);
-    }
-    default:
-      fail(std::string("special register ") + ir::special_name(sp) +
-           " can only be read by mov on the CPU PTX device");
-      return kNoRef;
-  }
-  if (slot == nullptr) {
-    fail(std::string("special register ") + ir::special_name(sp) + " has no such component");
-    return kNoRef;
-  }
-  if (*slot == kNoRef) *slot = alloc_row(4);
-  return *slot;
-}
-
-bool Decoder::symbol_address(const ir::Operand& operand, MemSpace space, uint64_t* out) {
-  const ir::SymbolRef& symbol = operand.symbol;
-  uint64_t base = 0;
-  MemSpace home = MemSpace::kGlobal;
-  if (symbol.kind == ir::SymbolKind::kModuleVariable) {
-    if (symbol.index >= module_.variables.size()) return fail("unknown variable");
-    const ir::Variable& v = module_.variables[symbol.index];
-    switch (v.space) {
-      case ir::Space::kGlobal:
-      case ir::Space::kConst:
-        home = v.space == ir::Space::kConst ? MemSpace::kConst : MemSpace::kGlobal;
-        base = addresses_.variables[symbol.index];
-        break;
-      case ir::Space::kShared:
-        home = MemSpace::kShared;
-        base = (v.unsized || v.linkage == ir::Linkage::kExtern) ? dynamic_offset_
-                                                                : module_shared_[symbol.index];
-        if (base == kUnplaced) return fail("internal: shared variable '" + v.name + "' unplaced");
-        break;
-      default:
-        return fail("variable '" + v.name + "' in ." + ir::space_name(v.space) +
-                    " has no address on the CPU PTX device");
-    }
-  } else if (symbol.kind == ir::SymbolKind::kParam && copy_->is_entry) {
-    const ir::Function& f = function(copy_->function);
-    if (symbol.index >= k_.info.params.size() || symbol.index >= f.params.size()) {
-      return fail("unknown parameter");
-    }
-    home = MemSpace::kParam;
-    base = k_.info.params[symbol.index].offset;
-  } else if (const Location* loc = variable_location(symbol); loc != nullptr) {
-    home = loc->space;
-    base = loc->offset == kUnplaced ? dynamic_offset_ : loc->offset;
-    if (loc->space == MemSpace::kLocal && loc->offset == kUnplaced) {
-      return fail("a parameter whose argument is not a .param variable has no address");
-    }
-  } else if (symbol.kind == ir::SymbolKind::kFunction || symbol.kind == ir::SymbolKind::kLabel) {
-    return fail("the addresses of functions and labels are not supported on the CPU PTX device");
-  } else {
-    return fail("unknown symbol");
-  }
-  uint64_t value = base + static_cast<uint64_t>(operand.integer);
-  if (space == MemSpace::kGeneric) {
-    // A generic address: shared and local variables live in their windows.
-    if (home == MemSpace::kShared) value += kSharedWindow;
-    if (home == MemSpace::kLocal) value += kLocalWindow;
-    if (home == MemSpace::kParam) {
-      return fail("kernel parameters have no generic address on the CPU PTX device");
-    }
-  } else if (space != home && !(space == MemSpace::kGlobal && home == MemSpace::kConst) &&
-             !(space == MemSpace::kConst && home == MemSpace::kGlobal)) {
-    // ld.param of a function's own parameter: local storage holds it.
-    if (!(space == MemSpace::kParam && home == MemSpace::kLocal)) {
-      return fail(std::string("the symbol lives in another state space than the instruction's"));
-    }
-  }
-  *out = value;
-  return true;
-}
-
-bool Decoder::symbol_value(const ir::Operand& operand, uint64_t* out) {
-  MemSpace home = MemSpace::kGlobal;
-  const ir::SymbolRef& symbol = operand.symbol;
-  if (symbol.kind == ir::SymbolKind::kModuleVariable && symbol.index < module_.variables.size()) {
-    const ir::Variable& v = module_.variables[symbol.index];
-    if (v.space == ir::Space::kShared) home = MemSpace::kShared;
-    if (v.space == ir::Space::kConst) home = MemSpace::kConst;
-  } else if (symbol.kind == ir::SymbolKind::kParam && copy_->is_entry) {
-    home = MemSpace::kParam;
-  } else if (const Location* loc = variable_location(symbol); loc != nullptr) {
-    home = loc->space;
-  }
-  return symbol_address(operand, home, out);
-}
-
-bool Decoder::address(const ir::Operand& operand, MemSpace space, Address* out) {
-  *out = Address{};
-  out->space = space;
-  if (operand.kind != ir::OperandKind::kAddress) return fail("expected an address in [ ]");
-  out->disp = operand.integer;
-  switch (operand.base) {
-    case ir::AddressBase::kNone:
-      return true;
-    case ir::AddressBase::kRegister: {
-      ir::Operand reg;
-      reg.kind = ir::OperandKind::kRegister;
-      reg.reg = operand.reg;
-      uint32_t bytes = 0;
-      bool pred = false;
-      out->base = register_ref(reg, &bytes, &pred);
-      if (out->base == kNoRef || pred || (bytes != 4 && bytes != 8)) {
-        return fail("an address register must be 32 or 64 bits wide");
-      }
-      out->base_bytes = bytes;
-      return true;
-    }
-    case ir::AddressBase::kSymbol: {
-      // [name + k]: a .reg-style parameter used as an address register, or a variable.
-      ir::Operand sym;
-      sym.kind = ir::OperandKind::kSymbol;
-      sym.symbol = operand.symbol;
-      sym.integer = 0;
-      uint32_t bytes = 0;
-      bool pred = false;
-      const Ref reg = register_ref(sym, &bytes, &pred);
-      if (reg != kNoRef) {
-        if (pred || (bytes != 4 && bytes != 8)) {
-          return fail("an address register must be 32 or 64 bits wide");
-        }
-        out->base = reg;
-        out->base_bytes = bytes;
-        return true;
-      }
-      uint64_t value = 0;
-      if (!symbol_address(sym, space, &value)) return false;
-      out->disp = static_cast<int64_t>(value + static_cast<uint64_t>(operand.integer));
-      // ld.param of a .func's own parameter or of a call argument: the thread's local storage.
-      const bool entry_param =
-          operand.symbol.kind == ir::SymbolKind::kParam && copy_->is_entry;
-      if (space == MemSpace::kParam && !entry_param) {
-        const Location* loc = variable_location(operand.symbol);
-        if (loc != nullptr && loc->space == MemSpace::kLocal) out->space = MemSpace::kLocal;
-      }
-      return true;
-    }
-  }
-  return fail("malformed address");
 }
 
 // ===========================================================================================
@@ -788,8 +105,8 @@ bool Decoder::expand(uint32_t index, Copy* copy, uint32_t depth) {
   copy->registers.resize(f.registers.size(), kNoRef);
   for (size_t i = 0; i < f.registers.size(); ++i) {
     const ir::Register& r = f.registers[i];
-    copy->registers[i] = r.type == ir::Type::kPred ? alloc_word()
-                                                   : alloc_row(ir::type_size(r.type) * r.vector);
+    copy->registers[i] =
+        r.type == ir::Type::kPred ? alloc_word() : alloc_row(ir::type_size(r.type) * r.vector);
     if (copy->registers[i] == kNoRef) return fail("the kernel's registers exceed 64 MiB per warp");
   }
   const uint32_t copy_index = static_cast<uint32_t>(copies_.size() - 1);
@@ -1021,8 +338,8 @@ bool Decoder::decode_control(const ir::Instruction& ins, uint32_t copy_index, Op
         return fail("bra takes one label");
       }
       op.kind = OpKind::kBranch;
-      fixups_.push_back({static_cast<uint32_t>(k_.code.size()), copy_index,
-                         ins.operands[0].symbol.index, false});
+      fixups_.push_back(
+          {static_cast<uint32_t>(k_.code.size()), copy_index, ins.operands[0].symbol.index, false});
       return true;
     }
     case O::kRet:
@@ -1069,8 +386,7 @@ bool Decoder::decode_control(const ir::Instruction& ins, uint32_t copy_index, Op
   }
 }
 
-bool Decoder::decode_instruction(const ir::Instruction& ins, uint32_t copy_index,
-                                 uint32_t depth) {
+bool Decoder::decode_instruction(const ir::Instruction& ins, uint32_t copy_index, uint32_t depth) {
   using O = ir::Opcode;
   ins_ = &ins;
   extras_.clear();
@@ -1247,8 +563,8 @@ bool Decoder::run(std::string* error) {
   for (const ir::Variable& p : entry.params) {
     const uint32_t align = p.align != 0 ? p.align : std::max<uint32_t>(ir::type_size(p.type), 1);
     offset = align_up(offset, align);
-    info.params.push_back(ParamSlot{static_cast<uint32_t>(offset), static_cast<uint32_t>(p.size()),
-                                    align});
+    info.params.push_back(
+        ParamSlot{static_cast<uint32_t>(offset), static_cast<uint32_t>(p.size()), align});
     offset += p.size();
   }
   info.param_bytes = static_cast<uint32_t>(offset);
@@ -1286,11 +602,13 @@ bool Decoder::run(std::string* error) {
   return finish(error);
 }
 
-}  // namespace
+}  // namespace hal::ptx_vm::decoding
+
+namespace hal::ptx_vm {
 
 bool decode_kernel(const ir::Module& module, const ModuleAddresses& addresses, size_t entry,
                    Kernel* out, std::string* error) {
-  Decoder decoder(module, addresses, entry, out);
+  decoding::Decoder decoder(module, addresses, entry, out);
   return decoder.run(error);
 }
 
