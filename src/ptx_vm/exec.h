@@ -195,4 +195,62 @@ inline void store_as(uint8_t* p, T value) {
   std::memcpy(p, &value, sizeof(T));
 }
 
+// Global memory is reached by every worker thread at once, and kernels race on it as GPU code
+// may (blocks that store the same value, a warp that polls a flag another block sets). So that
+// such a kernel is no data race in the host program, loads and stores of global memory are
+// relaxed host atomics on naturally aligned words, which compile to the same moves as plain
+// accesses on x86-64 and AArch64. |p| must be aligned to sizeof(T).
+template <typename T>
+HAL_PTX_VM_INLINE T load_relaxed(const uint8_t* p) {
+  return __atomic_load_n(reinterpret_cast<const T*>(p), __ATOMIC_RELAXED);
+}
+template <typename T>
+HAL_PTX_VM_INLINE void store_relaxed(uint8_t* p, T value) {
+  __atomic_store_n(reinterpret_cast<T*>(p), value, __ATOMIC_RELAXED);
+}
+
+// Copies |bytes| (at most kMax) of global memory at |from| to |to| (or from |from| to global
+// memory at |to|), in the widest atomic words the global address's alignment allows.
+template <uint32_t kMax>
+HAL_PTX_VM_INLINE void load_global(uint8_t* to, const uint8_t* from, uint32_t bytes) {
+  for (uint32_t i = 0; i < bytes;) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(from + i);
+    if (kMax >= 8 && bytes - i >= 8 && at % 8 == 0) {
+      const uint64_t v = load_relaxed<uint64_t>(from + i);
+      std::memcpy(to + i, &v, 8);
+      i += 8;
+    } else if (kMax >= 4 && bytes - i >= 4 && at % 4 == 0) {
+      const uint32_t v = load_relaxed<uint32_t>(from + i);
+      std::memcpy(to + i, &v, 4);
+      i += 4;
+    } else if (kMax >= 2 && bytes - i >= 2 && at % 2 == 0) {
+      const uint16_t v = load_relaxed<uint16_t>(from + i);
+      std::memcpy(to + i, &v, 2);
+      i += 2;
+    } else {
+      to[i] = load_relaxed<uint8_t>(from + i);
+      i += 1;
+    }
+  }
+}
+template <uint32_t kMax>
+HAL_PTX_VM_INLINE void store_global(uint8_t* to, const uint8_t* from, uint32_t bytes) {
+  for (uint32_t i = 0; i < bytes;) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(to + i);
+    if (kMax >= 8 && bytes - i >= 8 && at % 8 == 0) {
+      store_relaxed<uint64_t>(to + i, load_as<uint64_t>(from + i));
+      i += 8;
+    } else if (kMax >= 4 && bytes - i >= 4 && at % 4 == 0) {
+      store_relaxed<uint32_t>(to + i, load_as<uint32_t>(from + i));
+      i += 4;
+    } else if (kMax >= 2 && bytes - i >= 2 && at % 2 == 0) {
+      store_relaxed<uint16_t>(to + i, load_as<uint16_t>(from + i));
+      i += 2;
+    } else {
+      store_relaxed<uint8_t>(to + i, from[i]);
+      i += 1;
+    }
+  }
+}
+
 }  // namespace hal::ptx_vm

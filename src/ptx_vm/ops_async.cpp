@@ -80,7 +80,7 @@ void cp_async(Exec& x, const Op& op, uint32_t mask) {
     if (n != 0) {
       const uint8_t* from = global_at(x, src, n, kSize, Access::kRead, l);
       if (from == nullptr) return;
-      std::memcpy(data, from, n);
+      load_global<kSize>(data, from, n);
     }
     std::memcpy(to, data, kSize);
   });

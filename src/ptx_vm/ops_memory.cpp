@@ -22,6 +22,12 @@ HAL_PTX_VM_INLINE uint64_t address_of(const Exec& x, const Op& op, uint32_t lane
   return base + static_cast<uint64_t>(op.disp);
 }
 
+// Whether other worker threads reach |space| too: global memory, directly or through a generic
+// address. Such accesses are relaxed atomics (exec.h).
+constexpr bool host_shared(MemSpace space) {
+  return space == MemSpace::kGlobal || space == MemSpace::kGeneric;
+}
+
 // Moves one element between memory and a register row, widening with sign or zero extension
 // when the register is wider than the element.
 HAL_PTX_VM_INLINE void element_to_register(uint8_t* reg_row, uint32_t lane, uint32_t reg_bytes,
@@ -53,10 +59,19 @@ void load(Exec& x, const Op& op, uint32_t mask) {
     const uint8_t* p =
         memory_at(x, kSpace, address_of(x, op, l), kBytes * kVec, kBytes * kVec, Access::kRead, l);
     if (p == nullptr) return;
-    for (uint32_t v = 0; v < kVec; ++v) {
-      if (rows[v] != nullptr) {
-        element_to_register(rows[v], l, reg_bytes, p + v * kBytes, kBytes, is_signed);
+    const auto to_registers = [&](const uint8_t* from) {
+      for (uint32_t v = 0; v < kVec; ++v) {
+        if (rows[v] != nullptr) {
+          element_to_register(rows[v], l, reg_bytes, from + v * kBytes, kBytes, is_signed);
+        }
       }
+    };
+    if constexpr (host_shared(kSpace)) {
+      uint8_t copy[kBytes * kVec];
+      load_global<kBytes * kVec>(copy, p, kBytes * kVec);
+      to_registers(copy);
+    } else {
+      to_registers(p);
     }
   });
 }
@@ -72,7 +87,11 @@ void store(Exec& x, const Op& op, uint32_t mask) {
         memory_at(x, kSpace, address_of(x, op, l), kBytes * kVec, kBytes * kVec, Access::kWrite, l);
     if (p == nullptr) return;
     for (uint32_t v = 0; v < kVec; ++v) {
-      std::memcpy(p + v * kBytes, rows[v] + size_t{l} * reg_bytes, kBytes);
+      if constexpr (host_shared(kSpace)) {
+        store_global<kBytes>(p + v * kBytes, rows[v] + size_t{l} * reg_bytes, kBytes);
+      } else {
+        std::memcpy(p + v * kBytes, rows[v] + size_t{l} * reg_bytes, kBytes);
+      }
     }
   });
 }
@@ -89,7 +108,11 @@ void load_scalar(Exec& x, const Op& op, uint32_t mask) {
     const uint8_t* p =
         memory_at(x, kSpace, uint64_t{base[l]} + disp, sizeof(T), sizeof(T), Access::kRead, l);
     if (p == nullptr) return;
-    std::memcpy(&d[l], p, sizeof(T));
+    if constexpr (host_shared(kSpace)) {
+      d[l] = load_relaxed<T>(p);
+    } else {
+      std::memcpy(&d[l], p, sizeof(T));
+    }
   }
 }
 
@@ -103,7 +126,11 @@ void store_scalar(Exec& x, const Op& op, uint32_t mask) {
     uint8_t* p =
         memory_at(x, kSpace, uint64_t{base[l]} + disp, sizeof(T), sizeof(T), Access::kWrite, l);
     if (p == nullptr) return;
-    std::memcpy(p, &v[l], sizeof(T));
+    if constexpr (host_shared(kSpace)) {
+      store_relaxed<T>(p, v[l]);
+    } else {
+      std::memcpy(p, &v[l], sizeof(T));
+    }
   }
 }
 
