@@ -43,6 +43,7 @@ uint32_t type_size(Type type) {
 
 const char* type_name(Type type) {
   switch (type) {
+    // clang-format off
     case Type::kNone: return "none";
     case Type::kPred: return "pred";
     case Type::kB8: return "b8";
@@ -69,6 +70,7 @@ const char* type_name(Type type) {
     case Type::kE5M2: return "e5m2";
     case Type::kE4M3x2: return "e4m3x2";
     case Type::kE5M2x2: return "e5m2x2";
+      // clang-format on
   }
   return "none";
 }
@@ -107,6 +109,7 @@ bool is_bits(Type type) {
 
 const char* space_name(Space space) {
   switch (space) {
+    // clang-format off
     case Space::kNone: return "generic";
     case Space::kReg: return "reg";
     case Space::kGlobal: return "global";
@@ -115,6 +118,7 @@ const char* space_name(Space space) {
     case Space::kLocal: return "local";
     case Space::kParam: return "param";
     case Space::kConst: return "const";
+      // clang-format on
   }
   return "generic";
 }

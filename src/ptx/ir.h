@@ -32,11 +32,13 @@ namespace hal::ptx::ir {
 enum class Type : uint8_t {
   kNone = 0,
   kPred,
+  // clang-format off
   kB8, kB16, kB32, kB64, kB128,
   kU8, kU16, kU32, kU64,
   kS8, kS16, kS32, kS64,
   kF16, kF16x2, kBF16, kBF16x2, kTF32, kF32, kF64,
   kE4M3, kE5M2, kE4M3x2, kE5M2x2,  // fp8 (cvt on sm_89 and later)
+  // clang-format on
 };
 
 // Bytes the type occupies in memory and in a register; 0 for kNone and kPred.
@@ -68,6 +70,7 @@ const char* space_name(Space space);  // "global", "shared", ... ("generic" for 
 // a shape (.m16n8k16) or a fragment count (.x4) is one of these. The same word can mean
 // different things to different instructions (.hi: the high half for mul, "unsigned greater
 // than" for setp); the consumer interprets it by opcode.
+// clang-format off
 #define HAL_PTX_MODIFIERS(X)                                                                    \
   /* rounding */                                                                                \
   X(kRn, "rn") X(kRz, "rz") X(kRm, "rm") X(kRp, "rp") X(kRna, "rna") X(kRs, "rs")              \
@@ -113,6 +116,7 @@ const char* space_name(Space space);  // "global", "shared", ... ("generic" for 
   /* testp */                                                                                   \
   X(kFinite, "finite") X(kInfinite, "infinite") X(kNumber, "number")                            \
   X(kNotanumber, "notanumber") X(kNormal, "normal") X(kSubnormal, "subnormal")
+// clang-format on
 
 enum class Mod : uint8_t {
 #define HAL_PTX_MOD_ENUM(name, text) name,
@@ -144,6 +148,7 @@ static_assert(static_cast<size_t>(Mod::kCount) <= 256, "ModSet holds 256 modifie
 // ("cp.async.wait_group" is kCp with the modifiers async and wait_group). A mnemonic outside
 // this list is a parse error; one inside it may still be refused by a consumer that cannot
 // execute it (wgmma, tex, ...), which then names it.
+// clang-format off
 #define HAL_PTX_OPCODES(X)                                                                       \
   X(kAbs, "abs") X(kActivemask, "activemask") X(kAdd, "add") X(kAddc, "addc") X(kAnd, "and")     \
   X(kApplypriority, "applypriority") X(kAtom, "atom") X(kBar, "bar") X(kBarrier, "barrier")      \
@@ -169,6 +174,7 @@ static_assert(static_cast<size_t>(Mod::kCount) <= 256, "ModSet holds 256 modifie
   X(kTanh, "tanh") X(kTensormap, "tensormap") X(kTestp, "testp") X(kTex, "tex")                 \
   X(kTld4, "tld4") X(kTrap, "trap") X(kTxq, "txq") X(kVote, "vote") X(kWgmma, "wgmma")           \
   X(kWmma, "wmma") X(kXor, "xor")
+// clang-format on
 
 enum class Opcode : uint8_t {
 #define HAL_PTX_OPCODE_ENUM(name, text) name,
@@ -182,6 +188,7 @@ const char* opcode_name(Opcode opcode);  // the mnemonic, e.g. "ldmatrix"
 // Special registers
 // ===========================================================================================
 
+// clang-format off
 #define HAL_PTX_SPECIALS(X)                                                                      \
   X(kTid, "%tid") X(kNtid, "%ntid") X(kCtaid, "%ctaid") X(kNctaid, "%nctaid")                  \
   X(kLaneid, "%laneid") X(kWarpid, "%warpid") X(kNwarpid, "%nwarpid") X(kSmid, "%smid")         \
@@ -195,6 +202,7 @@ const char* opcode_name(Opcode opcode);  // the mnemonic, e.g. "ldmatrix"
   X(kClusterNctaid, "%cluster_nctaid") X(kClusterCtarank, "%cluster_ctarank")                   \
   X(kClusterNctarank, "%cluster_nctarank") X(kIsExplicitCluster, "%is_explicit_cluster")        \
   X(kEnvreg, "%envreg") X(kPm, "%pm") X(kPm64, "%pm64") X(kReserved, "%reserved_smem")
+// clang-format on
 
 enum class Special : uint8_t {
 #define HAL_PTX_SPECIAL_ENUM(name, text) name,
@@ -244,9 +252,9 @@ enum class AddressBase : uint8_t { kNone, kRegister, kSymbol };
 
 struct Operand {
   OperandKind kind = OperandKind::kSink;
-  bool negate = false;     // "!%p"
-  bool is_double = false;  // kFloat: float_bits hold a double
-  bool has_reg2 = false;   // kRegister: "%p|%q"
+  bool negate = false;                    // "!%p"
+  bool is_double = false;                 // kFloat: float_bits hold a double
+  bool has_reg2 = false;                  // kRegister: "%p|%q"
   AddressBase base = AddressBase::kNone;  // kAddress
   Special special = Special::kTid;        // kSpecial
   uint32_t component = 0;                 // kSpecial (%reserved_smem_offset_begin, _end,
@@ -254,9 +262,9 @@ struct Operand {
   uint32_t reg = 0;                       // kRegister, kAddress with a register base
   uint32_t reg2 = 0;                      // kRegister with has_reg2
   SymbolRef symbol;                       // kSymbol, kAddress with a symbol base
-  int64_t integer = 0;  // kInteger; the byte offset for kSymbol and kAddress
-  uint64_t float_bits = 0;        // kFloat
-  std::vector<Operand> elements;  // kVector, kList
+  int64_t integer = 0;                    // kInteger; the byte offset for kSymbol and kAddress
+  uint64_t float_bits = 0;                // kFloat
+  std::vector<Operand> elements;          // kVector, kList
 };
 
 // ===========================================================================================
@@ -393,10 +401,10 @@ struct Function {
 struct Module {
   uint32_t version_major = 0;  // .version major.minor
   uint32_t version_minor = 0;
-  std::string target;          // the architecture named first in .target, e.g. "sm_80"
-  uint32_t target_sm = 0;      // its number: 80 for "sm_80", 90 for "sm_90a"
-  char target_suffix = 0;      // 'a' or 'f' for sm_90a / sm_100f, else 0
-  uint32_t address_size = 32;  // .address_size; PTX's default when the directive is absent
+  std::string target;               // the architecture named first in .target, e.g. "sm_80"
+  uint32_t target_sm = 0;           // its number: 80 for "sm_80", 90 for "sm_90a"
+  char target_suffix = 0;           // 'a' or 'f' for sm_90a / sm_100f, else 0
+  uint32_t address_size = 32;       // .address_size; PTX's default when the directive is absent
   std::vector<Variable> variables;  // module scope: .global, .const, .shared (incl. .extern)
   std::vector<Function> functions;  // .entry and .func, definitions and declarations, in order
 };
@@ -421,9 +429,9 @@ struct ParseError {
 inline constexpr size_t kMaxIdentifierLength = 4096;
 inline constexpr size_t kMaxFunctions = 65536;
 inline constexpr size_t kMaxParams = 4096;
-inline constexpr uint64_t kMaxParamBytes = 65536;      // per parameter and per entry
-inline constexpr uint64_t kMaxVariableBytes = 1u << 30;  // per variable (shared, local, global)
-inline constexpr size_t kMaxNesting = 256;             // nested { } and operand brackets
+inline constexpr uint64_t kMaxParamBytes = 65536;         // per parameter and per entry
+inline constexpr uint64_t kMaxVariableBytes = 1u << 30;   // per variable (shared, local, global)
+inline constexpr size_t kMaxNesting = 256;                // nested { } and operand brackets
 inline constexpr size_t kMaxRegisters = size_t{1} << 21;  // declared in one module ("%r<N>")
 inline constexpr uint64_t kMaxInitializerBytes = uint64_t{1} << 26;  // init bytes, one module
 

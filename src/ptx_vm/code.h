@@ -46,12 +46,12 @@ using Handler = void (*)(Exec& x, const Op& op, uint32_t mask);
 // How the engine treats an Op. Everything that only computes is kCompute; the rest changes
 // control flow or needs the whole block.
 enum class OpKind : uint8_t {
-  kCompute,    // fn(x, op, mask)
-  kBranch,     // to |target|; divergent when the guard splits the warp
-  kExit,       // the lanes leave the kernel (exit, and ret outside any inlined call)
-  kBarrier,    // bar/barrier: see BarrierInfo in |ext|
-  kTrap,       // stops the kernel with FaultKind::kTrap
-  kAssert,     // __assertfail: stops the kernel with FaultKind::kAssert; |ext| is AssertInfo
+  kCompute,  // fn(x, op, mask)
+  kBranch,   // to |target|; divergent when the guard splits the warp
+  kExit,     // the lanes leave the kernel (exit, and ret outside any inlined call)
+  kBarrier,  // bar/barrier: see BarrierInfo in |ext|
+  kTrap,     // stops the kernel with FaultKind::kTrap
+  kAssert,   // __assertfail: stops the kernel with FaultKind::kAssert; |ext| is AssertInfo
   kNop,
 };
 
@@ -67,7 +67,7 @@ struct Op {
   OpKind kind = OpKind::kCompute;
   uint8_t flags = 0;  // per handler
   uint16_t pad = 0;
-  int64_t disp = 0;   // memory operands: the displacement (or absolute address without a base)
+  int64_t disp = 0;  // memory operands: the displacement (or absolute address without a base)
   const void* ext = nullptr;  // larger decoded data owned by the Kernel (see Kernel::arena)
 };
 static_assert(sizeof(Op) == 64, "an Op is one cache line");
@@ -76,12 +76,12 @@ static_assert(sizeof(Op) == 64, "an Op is one cache line");
 struct BarrierInfo {
   enum Mode : uint8_t { kSync, kArrive, kRedPopc, kRedAnd, kRedOr };
   Mode mode = kSync;
-  bool aligned = true;   // bar.sync, barrier.sync.aligned: the warp must not be diverged
-  Ref id = kNoRef;       // barrier number (register row or constant), 0..15
-  Ref count = kNoRef;    // thread count, or kNoRef for "every thread of the block"
-  Ref pred = kNoRef;     // bar.red: the input predicate word
+  bool aligned = true;  // bar.sync, barrier.sync.aligned: the warp must not be diverged
+  Ref id = kNoRef;      // barrier number (register row or constant), 0..15
+  Ref count = kNoRef;   // thread count, or kNoRef for "every thread of the block"
+  Ref pred = kNoRef;    // bar.red: the input predicate word
   bool pred_negate = false;
-  Ref dst = kNoRef;      // bar.red: the result (a predicate word, or a u32 row for popc)
+  Ref dst = kNoRef;  // bar.red: the result (a predicate word, or a u32 row for popc)
 };
 
 // kAssert's data: __assertfail(message, file, line, function, char size), as references to
@@ -99,8 +99,8 @@ struct SourceInfo {
 // Values the engine writes into every warp's frame before it runs (special registers that do
 // not change during a block). Offsets are kNoRef when the kernel never reads the register.
 struct SpecialRows {
-  Ref tid[3] = {kNoRef, kNoRef, kNoRef};       // u32 rows
-  Ref ntid[3] = {kNoRef, kNoRef, kNoRef};      // u32 rows (uniform)
+  Ref tid[3] = {kNoRef, kNoRef, kNoRef};   // u32 rows
+  Ref ntid[3] = {kNoRef, kNoRef, kNoRef};  // u32 rows (uniform)
   Ref ctaid[3] = {kNoRef, kNoRef, kNoRef};
   Ref nctaid[3] = {kNoRef, kNoRef, kNoRef};
   Ref laneid = kNoRef, warpid = kNoRef, nwarpid = kNoRef;
@@ -113,11 +113,11 @@ struct SpecialRows {
 class Kernel {
  public:
   KernelInfo info;
-  std::vector<Op> code;           // executed from pc 0; code.size() is "exited"
+  std::vector<Op> code;            // executed from pc 0; code.size() is "exited"
   std::vector<SourceInfo> source;  // one per Op
-  std::vector<uint8_t> consts;    // the constant pool (rows of 32 values)
-  uint32_t frame_bytes = 0;       // per warp, a multiple of 64
-  uint32_t cc_ref = kNoRef;       // the carry flag's word (add.cc ...), kNoRef if never used
+  std::vector<uint8_t> consts;     // the constant pool (rows of 32 values)
+  uint32_t frame_bytes = 0;        // per warp, a multiple of 64
+  uint32_t cc_ref = kNoRef;        // the carry flag's word (add.cc ...), kNoRef if never used
   SpecialRows specials;
   // Shared memory: static variables at [0, static_shared_bytes), then the dynamic area at
   // |dynamic_shared_offset| (static size rounded up to the .extern alignment).

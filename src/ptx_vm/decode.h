@@ -82,16 +82,16 @@ using FamilyDecoder = bool (*)(DecodeContext& d, const ir::Instruction& ins, Op&
 
 // The decoders of each family (ops_*.cpp). Each handles the opcodes its file lists and fails
 // with a reason for combinations of modifiers and types it does not execute.
-bool decode_move(DecodeContext& d, const ir::Instruction& ins, Op& op);     // mov, selp, ...
-bool decode_integer(DecodeContext& d, const ir::Instruction& ins, Op& op);  // integer ALU
-bool decode_float(DecodeContext& d, const ir::Instruction& ins, Op& op);    // float ALU
-bool decode_compare(DecodeContext& d, const ir::Instruction& ins, Op& op);  // setp, set, slct
-bool decode_convert(DecodeContext& d, const ir::Instruction& ins, Op& op);  // cvt
-bool decode_memory(DecodeContext& d, const ir::Instruction& ins, Op& op);   // ld, st, cvta, ...
-bool decode_atomic(DecodeContext& d, const ir::Instruction& ins, Op& op);   // atom, red
+bool decode_move(DecodeContext& d, const ir::Instruction& ins, Op& op);        // mov, selp, ...
+bool decode_integer(DecodeContext& d, const ir::Instruction& ins, Op& op);     // integer ALU
+bool decode_float(DecodeContext& d, const ir::Instruction& ins, Op& op);       // float ALU
+bool decode_compare(DecodeContext& d, const ir::Instruction& ins, Op& op);     // setp, set, slct
+bool decode_convert(DecodeContext& d, const ir::Instruction& ins, Op& op);     // cvt
+bool decode_memory(DecodeContext& d, const ir::Instruction& ins, Op& op);      // ld, st, cvta, ...
+bool decode_atomic(DecodeContext& d, const ir::Instruction& ins, Op& op);      // atom, red
 bool decode_async_copy(DecodeContext& d, const ir::Instruction& ins, Op& op);  // cp.async
-bool decode_warp(DecodeContext& d, const ir::Instruction& ins, Op& op);     // shfl, vote, ...
-bool decode_matrix(DecodeContext& d, const ir::Instruction& ins, Op& op);   // mma, ldmatrix
+bool decode_warp(DecodeContext& d, const ir::Instruction& ins, Op& op);        // shfl, vote, ...
+bool decode_matrix(DecodeContext& d, const ir::Instruction& ins, Op& op);      // mma, ldmatrix
 
 // Handlers the decoder core uses directly (ops_move.cpp).
 // Copies a row of |bytes| per lane from a[1] to a[0]; 0 copies a predicate word.

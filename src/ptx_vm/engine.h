@@ -43,9 +43,8 @@ class BlockRunner {
   // Runs block |block| (x, y, z) of |config| to completion. Returns false when it faulted, with
   // |fault| filled (the first fault of the block). |lanes| and |instructions| are incremented by
   // what the block executed. |smid| is the worker's index, for %smid; |workers| for %nsmid.
-  bool run(const Kernel& kernel, const LaunchConfig& config, const uint32_t block[3],
-           uint32_t smid, uint32_t workers, Fault* fault, uint64_t* lanes,
-           uint64_t* instructions);
+  bool run(const Kernel& kernel, const LaunchConfig& config, const uint32_t block[3], uint32_t smid,
+           uint32_t workers, Fault* fault, uint64_t* lanes, uint64_t* instructions);
 
  private:
   struct Entry {
@@ -60,13 +59,13 @@ class BlockRunner {
     uint32_t exited = 0;
     std::vector<Entry> stack;
     enum State : uint8_t { kReady, kWaiting, kDone } state = kReady;
-    uint32_t barrier = 0;      // the barrier it waits at
-    uint32_t barrier_pc = 0;   // the instruction it waits at
+    uint32_t barrier = 0;     // the barrier it waits at
+    uint32_t barrier_pc = 0;  // the instruction it waits at
   };
   struct Barrier {
-    uint32_t arrived = 0;     // warps
-    uint32_t expected = 0;    // warps, 0 for "every warp that has not exited"
-    uint32_t popc = 0;        // bar.red
+    uint32_t arrived = 0;   // warps
+    uint32_t expected = 0;  // warps, 0 for "every warp that has not exited"
+    uint32_t popc = 0;      // bar.red
     bool all = true;
     bool any = false;
     const BarrierInfo* info = nullptr;

@@ -49,8 +49,7 @@ void work(Job& job, uint32_t worker, uint32_t workers) {
                                static_cast<uint32_t>(index / gx % gy),
                                static_cast<uint32_t>(index / (uint64_t{gx} * gy))};
     Fault fault;
-    if (!r.run(*job.kernel, *job.config, block, worker, workers, &fault, &lanes,
-               &instructions)) {
+    if (!r.run(*job.kernel, *job.config, block, worker, workers, &fault, &lanes, &instructions)) {
       std::lock_guard<std::mutex> lock(job.fault_mutex);
       if (job.fault.kind == FaultKind::kNone) job.fault = std::move(fault);
       job.stop.store(true);
@@ -128,8 +127,7 @@ Fault Executor::run(const Kernel& kernel, const LaunchConfig& config, RunStats* 
   if (share) {
     std::unique_lock<std::mutex> lock(pool_->mutex);
     // No worker may take the job once it leaves the queue; wait for those inside it.
-    pool_->jobs.erase(std::remove(pool_->jobs.begin(), pool_->jobs.end(), &job),
-                      pool_->jobs.end());
+    pool_->jobs.erase(std::remove(pool_->jobs.begin(), pool_->jobs.end(), &job), pool_->jobs.end());
     pool_->job_done.wait(lock, [&] { return job.workers == 0; });
   }
   if (stats != nullptr) {

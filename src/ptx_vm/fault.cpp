@@ -41,10 +41,11 @@ void raise_memory_fault(Exec& x, FaultKind kind, uint32_t lane, Access access, c
   if (x.faulted) return;
   char hex[32];
   std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(address));
-  const char* verb = access == Access::kRead ? "read" : access == Access::kWrite ? "write"
-                                                                                 : "atomic";
-  std::string what = std::string(verb) + " of " + std::to_string(size) + " bytes at " + space +
-                     " address " + hex;
+  const char* verb = access == Access::kRead    ? "read"
+                     : access == Access::kWrite ? "write"
+                                                : "atomic";
+  std::string what =
+      std::string(verb) + " of " + std::to_string(size) + " bytes at " + space + " address " + hex;
   if (kind == FaultKind::kMisalignedAddress) {
     what += ", which is not aligned to " + std::to_string(size) + " bytes";
   } else if (std::string(space) == "global") {

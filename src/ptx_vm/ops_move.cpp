@@ -90,12 +90,14 @@ uint64_t global_now() {
 void read_timer(Exec& x, const Op& op, uint32_t mask) {
   uint64_t value = 0;
   switch (op.imm) {
+    // clang-format off
     case 0: value = clock_now(); break;                  // %clock64
     case 1: value = clock_now() & 0xffffffffu; break;    // %clock
     case 2: value = clock_now() >> 32; break;            // %clock_hi
     case 3: value = global_now(); break;                 // %globaltimer
     case 4: value = global_now() & 0xffffffffu; break;   // %globaltimer_lo
     case 5: value = global_now() >> 32; break;           // %globaltimer_hi
+      // clang-format on
   }
   if (op.flags == 8) {
     uint64_t* d = x.row<uint64_t>(op.a[0]);
@@ -108,12 +110,14 @@ void read_timer(Exec& x, const Op& op, uint32_t mask) {
 
 Handler copy_for(uint32_t bytes) {
   switch (bytes) {
+    // clang-format off
     case 0: return copy_pred;
     case 1: return copy_row<uint8_t>;
     case 2: return copy_row<uint16_t>;
     case 4: return copy_row<uint32_t>;
     case 8: return copy_row<uint64_t>;
     case 16: return copy_row<U128>;
+      // clang-format on
   }
   return nullptr;
 }
@@ -121,8 +125,10 @@ Handler copy_for(uint32_t bytes) {
 template <typename Part>
 Handler pack_for(int n, bool packing) {
   switch (n) {
+    // clang-format off
     case 2: return packing ? pack<Part, 2> : unpack<Part, 2>;
     case 4: return packing ? pack<Part, 4> : unpack<Part, 4>;
+      // clang-format on
   }
   return nullptr;
 }
@@ -148,11 +154,13 @@ bool decode_mov(DecodeContext& d, const ir::Instruction& ins, Op& op) {
     const uint32_t part_bytes = size / n;
     ir::Type part_type = ir::Type::kNone;
     switch (part_bytes) {
+      // clang-format off
       case 1: part_type = ir::Type::kB8; break;
       case 2: part_type = ir::Type::kB16; break;
       case 4: part_type = ir::Type::kB32; break;
       case 8: part_type = ir::Type::kB64; break;
       default: return d.fail("unsupported part size for mov");
+        // clang-format on
     }
     op.a[0] = packing ? d.destination(whole, type) : d.source(whole, type);
     if (op.a[0] == kNoRef) return false;
@@ -168,10 +176,12 @@ bool decode_mov(DecodeContext& d, const ir::Instruction& ins, Op& op) {
     }
     if (n == 8) return d.fail("mov with 8 parts is not supported on the CPU PTX device");
     switch (part_bytes) {
+      // clang-format off
       case 1: op.fn = pack_for<uint8_t>(n, packing); break;
       case 2: op.fn = pack_for<uint16_t>(n, packing); break;
       case 4: op.fn = pack_for<uint32_t>(n, packing); break;
       case 8: op.fn = pack_for<uint64_t>(n, packing); break;
+        // clang-format on
     }
     return op.fn != nullptr || d.fail("unsupported mov packing");
   }
@@ -181,6 +191,7 @@ bool decode_mov(DecodeContext& d, const ir::Instruction& ins, Op& op) {
     using S = ir::Special;
     int which = -1;
     switch (src.special) {
+      // clang-format off
       case S::kClock64: which = 0; break;
       case S::kClock: which = 1; break;
       case S::kClockHi: which = 2; break;
@@ -188,12 +199,15 @@ bool decode_mov(DecodeContext& d, const ir::Instruction& ins, Op& op) {
       case S::kGlobaltimerLo: which = 4; break;
       case S::kGlobaltimerHi: which = 5; break;
       default: break;
+        // clang-format on
     }
     if (which >= 0) {
       const bool wide = which == 0 || which == 3;
       if (size != (wide ? 8u : 4u)) {
+        // clang-format off
         return d.fail(std::string(ir::special_name(src.special)) + " is " +
                       (wide ? "64" : "32") + " bits wide");
+        // clang-format on
       }
       op.a[0] = d.destination(dst, type);
       if (op.a[0] == kNoRef) return false;
@@ -243,10 +257,12 @@ bool decode_selp(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   op.a[2] = d.source(ins.operands[2], type);
   if (op.a[0] == kNoRef || op.a[1] == kNoRef || op.a[2] == kNoRef) return false;
   switch (ir::type_size(type)) {
+    // clang-format off
     case 2: op.fn = select<uint16_t>; break;
     case 4: op.fn = select<uint32_t>; break;
     case 8: op.fn = select<uint64_t>; break;
     default: return d.fail("unsupported selp type");
+      // clang-format on
   }
   return true;
 }
@@ -275,10 +291,12 @@ Handler fence_handler(bool fence) {
 
 bool decode_move(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   switch (ins.opcode) {
+    // clang-format off
     case ir::Opcode::kMov: return decode_mov(d, ins, op);
     case ir::Opcode::kSelp: return decode_selp(d, ins, op);
     case ir::Opcode::kCreatepolicy: return decode_createpolicy(d, ins, op);
     default: return d.fail("not a move instruction");
+      // clang-format on
   }
 }
 

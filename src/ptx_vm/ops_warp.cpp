@@ -62,10 +62,12 @@ void shfl(Exec& x, const Op& op, uint32_t mask) {
     int32_t j = 0;
     bool in = false;
     switch (op.imm) {
+      // clang-format off
       case 0: j = int32_t(lane) - int32_t(bval); in = j >= int32_t(max_lane); break;
       case 1: j = int32_t(lane + bval); in = j <= int32_t(max_lane); break;
       case 2: j = int32_t(lane ^ bval); in = j <= int32_t(max_lane); break;
       default: j = int32_t(min_lane | (bval & ~seg)); in = j <= int32_t(max_lane); break;
+        // clang-format on
     }
     if (!in) j = int32_t(lane);
     d[lane] = source[j & 31];
@@ -90,9 +92,11 @@ void vote(Exec& x, const Op& op, uint32_t mask) {
   }
   bool r = false;
   switch (op.imm) {
+    // clang-format off
     case 0: r = set == members; break;
     case 1: r = set != 0; break;
     default: r = set == 0 || set == members; break;
+      // clang-format on
   }
   write_pred(x, op.a[0], r ? kFullMask : 0u, mask);
 }
@@ -139,12 +143,14 @@ void redux(Exec& x, const Op& op, uint32_t mask) {
       return;
     }
     switch (op.imm) {
+      // clang-format off
       case 0: acc += v; break;
       case 1: acc = is_signed ? uint32_t(std::min(int32_t(acc), int32_t(v))) : std::min(acc, v); break;
       case 2: acc = is_signed ? uint32_t(std::max(int32_t(acc), int32_t(v))) : std::max(acc, v); break;
       case 3: acc &= v; break;
       case 4: acc |= v; break;
       default: acc ^= v; break;
+        // clang-format on
     }
   });
   for_lanes(mask, [&](uint32_t l) { d[l] = acc; });
@@ -224,8 +230,10 @@ bool decode_vote(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   } else {
     return d.fail("vote needs .all, .any, .uni or .ballot");
   }
+  // clang-format off
   op.a[0] = op.imm == 3 ? d.destination(ins.operands[0], ir::Type::kB32)
                         : d.predicate(ins.operands[0]);
+  // clang-format on
   bool negate = false;
   op.a[1] = d.predicate(ins.operands[1], &negate);
   if (op.a[0] == kNoRef || op.a[1] == kNoRef) return false;
@@ -303,11 +311,13 @@ bool decode_elect(DecodeContext& d, const ir::Instruction& ins, Op& op) {
 
 bool decode_warp(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   switch (ins.opcode) {
+    // clang-format off
     case O::kShfl: return decode_shfl(d, ins, op);
     case O::kVote: return decode_vote(d, ins, op);
     case O::kMatch: return decode_match(d, ins, op);
     case O::kRedux: return decode_redux(d, ins, op);
     case O::kElect: return decode_elect(d, ins, op);
+    // clang-format on
     case O::kActivemask:
       if (ins.operands.size() != 1) return d.fail("activemask takes one destination");
       op.a[0] = d.destination(ins.operands[0], ir::Type::kB32);

@@ -45,8 +45,8 @@ void add_line(std::string* log, const std::string& line) {
 }
 
 // Lays out and initialises the module's .global and .const variables in one host block.
-bool place_module_data(const ir::Module& module, LoadedProgram* program,
-                       ModuleAddresses* addresses, LoadError* error) {
+bool place_module_data(const ir::Module& module, LoadedProgram* program, ModuleAddresses* addresses,
+                       LoadError* error) {
   addresses->variables.assign(module.variables.size(), 0);
   std::vector<uint64_t> offsets(module.variables.size(), 0);
   uint64_t top = 0;
@@ -76,8 +76,8 @@ bool place_module_data(const ir::Module& module, LoadedProgram* program,
   program->storage_.reset(new (std::nothrow) uint8_t[top + max_align]());
   if (!program->storage_) {
     error->status = LoadStatus::kOutOfMemory;
-    add_line(&error->log, "cannot allocate " + std::to_string(top) +
-                              " bytes for the module's variables");
+    add_line(&error->log,
+             "cannot allocate " + std::to_string(top) + " bytes for the module's variables");
     return false;
   }
   const uintptr_t raw = reinterpret_cast<uintptr_t>(program->storage_.get());
@@ -96,13 +96,12 @@ bool place_module_data(const ir::Module& module, LoadedProgram* program,
     for (const ir::Relocation& r : v.relocations) {
       uint64_t value = 0;
       if (r.symbol.kind == ir::SymbolKind::kModuleVariable &&
-          r.symbol.index < module.variables.size() &&
-          addresses->variables[r.symbol.index] != 0) {
+          r.symbol.index < module.variables.size() && addresses->variables[r.symbol.index] != 0) {
         value = addresses->variables[r.symbol.index] + static_cast<uint64_t>(r.addend);
       } else {
         error->status = LoadStatus::kInvalidPtx;
-        add_line(&error->log, "line " + std::to_string(v.line) + ": the initializer of '" +
-                                  v.name + "' holds an address the CPU PTX device cannot give "
+        add_line(&error->log, "line " + std::to_string(v.line) + ": the initializer of '" + v.name +
+                                  "' holds an address the CPU PTX device cannot give "
                                   "(a function, or a shared or local variable)");
         return false;
       }
@@ -154,8 +153,9 @@ std::unique_ptr<Program> Program::load(const char* text, size_t size, const Load
   }
   if (module.address_size != 64) {
     error->status = LoadStatus::kInvalidPtx;
-    error->log = "the PTX uses 32-bit addresses (.address_size 32 or none); the CPU PTX device "
-                 "runs 64-bit PTX only";
+    error->log =
+        "the PTX uses 32-bit addresses (.address_size 32 or none); the CPU PTX device "
+        "runs 64-bit PTX only";
     return nullptr;
   }
 

@@ -54,8 +54,8 @@ class MemoryMap {
 // ===========================================================================================
 
 struct LoadOptions {
-  uint32_t sm = 80;                // the device's compute capability, 10 * major + minor
-  uint32_t max_ptx_version = 88;   // the newest PTX ISA accepted, 10 * major + minor
+  uint32_t sm = 80;               // the device's compute capability, 10 * major + minor
+  uint32_t max_ptx_version = 88;  // the newest PTX ISA accepted, 10 * major + minor
 };
 
 enum class LoadStatus : uint8_t {
@@ -81,15 +81,15 @@ struct ParamSlot {
 struct KernelInfo {
   std::string name;
   std::vector<ParamSlot> params;
-  uint32_t param_bytes = 0;             // size of the parameter buffer
-  uint32_t reqntid[3] = {0, 0, 0};      // .reqntid, zeros when absent
-  uint32_t maxntid[3] = {0, 0, 0};      // .maxntid, zeros when absent
-  uint32_t max_threads_per_block = 0;   // from .reqntid / .maxntid, else the device's 1024
-  uint32_t static_shared_bytes = 0;     // .shared variables the kernel (and what it calls) uses
-  uint32_t dynamic_shared_align = 0;    // alignment of the .extern .shared area, 0 without one
-  uint32_t local_bytes = 0;             // per thread
-  uint32_t registers = 0;               // 32-bit register slots per thread (informational)
-  uint32_t line = 0;                    // of the .entry
+  uint32_t param_bytes = 0;            // size of the parameter buffer
+  uint32_t reqntid[3] = {0, 0, 0};     // .reqntid, zeros when absent
+  uint32_t maxntid[3] = {0, 0, 0};     // .maxntid, zeros when absent
+  uint32_t max_threads_per_block = 0;  // from .reqntid / .maxntid, else the device's 1024
+  uint32_t static_shared_bytes = 0;    // .shared variables the kernel (and what it calls) uses
+  uint32_t dynamic_shared_align = 0;   // alignment of the .extern .shared area, 0 without one
+  uint32_t local_bytes = 0;            // per thread
+  uint32_t registers = 0;              // 32-bit register slots per thread (informational)
+  uint32_t line = 0;                   // of the .entry
 };
 
 class Kernel;  // a decoded entry point; opaque

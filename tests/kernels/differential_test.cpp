@@ -70,8 +70,8 @@ class Differential : public ::testing::TestWithParam<std::string> {
         // Scores and probabilities between attention's kernels are always fp32.
         const bool f32_only = c.kernel.find("attention_scores") == 0 && i == 2;
         const bool f32_input = c.kernel.find("attention_pv") == 0 && i == 0;
-        buffers.push_back(std::make_unique<Buffer>(device, stream, c.sizes[i],
-                                                   f32_only || f32_input ? Storage::kF32 : storage));
+        buffers.push_back(std::make_unique<Buffer>(
+            device, stream, c.sizes[i], f32_only || f32_input ? Storage::kF32 : storage));
         buffers.back()->upload(c.buffers[i]);
         pointers.push_back(buffers.back()->ptr);
       }
@@ -239,8 +239,7 @@ TEST_P(Differential, SameInputsSameResults) {
     size_t differ = 0, first = 0;
     for (size_t i = 0; i < spirv[o].size(); ++i) {
       const double a = spirv[o][i], b = ptx[o][i];
-      const bool same = (std::isinf(a) && a == b) ||
-                        std::fabs(a - b) <= 2 * c.want[o].bound[i];
+      const bool same = (std::isinf(a) && a == b) || std::fabs(a - b) <= 2 * c.want[o].bound[i];
       if (!same && differ++ == 0) first = i;
     }
     EXPECT_EQ(differ, 0u) << c.kernel << ": " << differ << " elements differ between the devices "

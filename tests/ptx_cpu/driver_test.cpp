@@ -75,8 +75,8 @@ TEST_F(DriverTest, CtxSynchronizeVariantsByVersion) {
   ASSERT_OK(cu().cuCtxGetCurrent(&context));
   EXPECT_OK(reinterpret_cast<CUresult (*)(CUcontext)>(at_13000)(context));
   EXPECT_OK(reinterpret_cast<CUresult (*)(CUcontext)>(at_13000)(nullptr));
-  auto get_device = reinterpret_cast<CUresult (*)(CUdevice*, CUcontext)>(
-      cu().resolve("cuCtxGetDevice", 13000));
+  auto get_device =
+      reinterpret_cast<CUresult (*)(CUdevice*, CUcontext)>(cu().resolve("cuCtxGetDevice", 13000));
   ASSERT_NE(get_device, nullptr);
   CUdevice device = -1;
   EXPECT_OK(get_device(&device, context));

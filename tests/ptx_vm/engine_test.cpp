@@ -59,7 +59,8 @@ TEST(PtxVmEngine, VectorAdd) {
   auto& x = vm.buffer(a);
   auto& y = vm.buffer(b);
   auto& z = vm.buffer(std::vector<float>(n + 1, -1.0f));
-  EXPECT_RAN(vm.run1("vadd", 4, 256, Params().add(x.address()).add(y.address()).add(z.address()).add(n)));
+  EXPECT_RAN(
+      vm.run1("vadd", 4, 256, Params().add(x.address()).add(y.address()).add(z.address()).add(n)));
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(z.host[i], a[i] + b[i]) << i;
   EXPECT_EQ(z.host[n], -1.0f) << "written past n";
   // 1024 threads ran; the 24 past n skipped the body.
@@ -291,7 +292,8 @@ TEST(PtxVmEngine, OutOfBoundsStoreFaultsNamingKernelLineThreadAndAddress) {
   ASSERT_TRUE(vm.load(kStoreAt));
   auto& buf = vm.buffer(std::vector<uint32_t>(16, 0));
   const uint32_t grid[3] = {3, 1, 1}, block[3] = {4, 1, 1};
-  const Fault fault = vm.run("store_at", grid, block, Params().add(buf.address()).add(uint64_t{64}));
+  const Fault fault =
+      vm.run("store_at", grid, block, Params().add(buf.address()).add(uint64_t{64}));
   EXPECT_EQ(fault.kind, FaultKind::kIllegalAddress);
   EXPECT_NE(fault.message.find("kernel 'store_at'"), std::string::npos) << fault.message;
   EXPECT_NE(fault.message.find("line 14"), std::string::npos) << fault.message;
@@ -380,7 +382,8 @@ TEST(PtxVmEngine, RefusesAtLoadWhatItCannotRunNamingTheLine) {
   wgmma.fence.sync.aligned;
   ret;
 }
-)", "sm_80"));
+)",
+                                               "sm_80"));
   EXPECT_NE(log.find("line 10"), std::string::npos) << log;
   EXPECT_NE(log.find("wgmma"), std::string::npos) << log;
 }
@@ -389,7 +392,8 @@ TEST(PtxVmEngine, RefusesNewerTargetsAndVersions) {
   Vm vm;
   EXPECT_NE(vm.load_error(module(".visible .entry k() { ret; }\n", "sm_90a")).find("sm_90a"),
             std::string::npos);
-  const std::string v9 = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k() { ret; }\n";
+  const std::string v9 =
+      ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k() { ret; }\n";
   hal::ptx_vm::LoadError error;
   EXPECT_EQ(hal::ptx_vm::Program::load(v9.data(), v9.size(), {}, &error), nullptr);
   EXPECT_EQ(error.status, hal::ptx_vm::LoadStatus::kUnsupportedVersion);

@@ -24,7 +24,8 @@ class TestMemory : public hal::ptx_vm::MemoryMap {
  public:
   bool find(uint64_t address, uint64_t size, Range* hit) const override {
     for (const Range& r : ranges_) {
-      if (address >= r.begin && address - r.begin < r.size && r.size - (address - r.begin) >= size) {
+      if (address >= r.begin && address - r.begin < r.size &&
+          r.size - (address - r.begin) >= size) {
         *hit = r;
         return true;
       }
@@ -108,9 +109,8 @@ class Vm {
     if (b->host.empty()) b->host.resize(1);
     memory_.add(b->host.data(), b->host.size() * sizeof(T));
     Buffer<T>& ref = *b;
-    keep_.push_back(std::shared_ptr<void>(b.release(), [](void* p) {
-      delete static_cast<Buffer<T>*>(p);
-    }));
+    keep_.push_back(
+        std::shared_ptr<void>(b.release(), [](void* p) { delete static_cast<Buffer<T>*>(p); }));
     return ref;
   }
 
