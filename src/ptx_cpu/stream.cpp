@@ -13,14 +13,7 @@ Stream::Stream(Context& context, Kind kind, unsigned flags, int priority)
 
 Stream::~Stream() {
   close();
-  if (!worker_.joinable()) return;
-  // The last reference can be an operation's own dependency on its stream, dropped by the
-  // worker: a thread cannot join itself, and it is about to return anyway.
-  if (worker_.get_id() == std::this_thread::get_id()) {
-    worker_.detach();
-  } else {
-    worker_.join();
-  }
+  join();
 }
 
 uint64_t Stream::push(std::vector<Dependency> dependencies, Work work) {
@@ -33,9 +26,11 @@ uint64_t Stream::push(std::vector<Dependency> dependencies, Work work) {
     return sequence;
   }
   queue_.push_back(Operation{std::move(dependencies), std::move(work)});
-  if (!worker_running_ && !worker_.joinable()) {
+  if (!worker_running_) {  // not started yet: once it exits, the stream is closing
     worker_running_ = true;
-    worker_ = std::thread([this] { run(); });
+    std::thread worker([this] { run(); });
+    worker_id_ = worker.get_id();
+    worker.detach();
   }
   work_cv_.notify_one();
   return sequence;
@@ -73,7 +68,9 @@ bool Stream::finished() const {
 }
 
 void Stream::join() {
-  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (worker_id_ == std::this_thread::get_id()) return;
+  done_cv_.wait(lock, [&] { return !worker_running_; });
 }
 
 void Stream::run() {
@@ -102,6 +99,8 @@ void Stream::run() {
     ++completed_;
     done_cv_.notify_all();
   }
+  // The worker's last access to the stream: join() returns once it sees this, after the lock
+  // is released.
   worker_running_ = false;
   done_cv_.notify_all();
 }

@@ -78,7 +78,8 @@ class Stream {
   bool closed() const;
   // Whether the worker has exited (or never started) after close(); join() is then immediate.
   bool finished() const;
-  // Waits for the worker thread to exit; call after close(), never from the worker itself.
+  // Waits for the worker thread to exit; call after close(). Returns at once when called on the
+  // worker itself.
   void join();
 
  private:
@@ -100,8 +101,11 @@ class Stream {
   uint64_t submitted_ = 0;
   uint64_t completed_ = 0;
   bool closing_ = false;
+  // The worker thread is detached: a stream that is destroyed while busy drains on its own, and
+  // no later call may come to join its thread (a program may exit right after). Its last act is
+  // to clear |worker_running_| under the mutex, which join() waits for.
   bool worker_running_ = false;
-  std::thread worker_;
+  std::thread::id worker_id_;
 };
 
 }  // namespace hal::ptx_cpu
