@@ -7,12 +7,20 @@
 
 #include "ptx_cpu/ptx_cpu.h"
 
+#if HAL_BENCH_HAVE_CUDA_H
+#include <cuda.h>
+#endif
+
 namespace bench {
 
 namespace {
 
-// The few driver and cuBLAS types and entry points used here, declared as the libraries'
-// stable C ABI defines them (so no CUDA header is needed to build).
+#if HAL_BENCH_HAVE_CUDA_H
+// The driver's own types where cuda.h was found: a call through a pointer whose type differs
+// from the entry point's, even only in an enum or a struct pointer, is undefined behaviour, and
+// UBSan reports it when the driver is instrumented too (the CPU PTX driver in sanitizer builds).
+#else
+// Without cuda.h: the few driver types used here, as the driver's stable C ABI lays them out.
 using CUresult = int;
 using CUdevice = int;
 using CUdeviceptr = unsigned long long;
@@ -20,6 +28,7 @@ using CUcontext = void*;
 using CUmodule = void*;
 using CUfunction = void*;
 using CUstream = void*;
+#endif
 using cublasHandle_t = void*;
 constexpr int kCublasOpN = 0;
 // The kind of stream hal's CUDA backend creates: one that does not order itself with the legacy
@@ -50,11 +59,11 @@ struct RawCuda::State {
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
-  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t) = nullptr;
+  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned int, size_t) = nullptr;
   CUresult (*cuCtxSynchronize)() = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void**, void**) = nullptr;
-  int (*get_ptx_cpu_stats)(void*, hal_ptx_cpu_stats*) = nullptr;
+  decltype(&hal_ptx_cpu_get_stats) get_ptx_cpu_stats = nullptr;
   int (*cublasCreate)(cublasHandle_t*) = nullptr;
   int (*cublasDestroy)(cublasHandle_t) = nullptr;
   int (*cublasSetStream)(cublasHandle_t, CUstream) = nullptr;
