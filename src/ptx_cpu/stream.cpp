@@ -2,11 +2,36 @@
 
 #include "ptx_cpu/context.h"
 
+#include <chrono>
 #include <exception>
 #include <string>
 #include <utility>
 
 namespace hal::ptx_cpu {
+namespace {
+
+// How long the worker and the waiters spin before they block on a condition variable. Waking a
+// blocked thread goes through the kernel's scheduler, and on a virtual machine whose other
+// cores are idle it takes a halted virtual CPU tens of microseconds to resume, twice per
+// operation (the worker's wake-up, then the waiter's). Short copies, launches and synchronizes
+// come back-to-back, so a spin of this length turns most of those wake-ups into a few loads;
+// beyond it the thread blocks, and an idle stream costs nothing. The spin yields rather than
+// pauses: the threads of a launch (the caller, the stream worker, the executor's workers) are
+// often more than the cores, and a spinner must not keep the one that has work off its core.
+constexpr std::chrono::microseconds kSpin{100};
+
+// Spins until |ready| holds or kSpin has passed; returns whether it holds.
+template <typename Ready>
+bool spin_until(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (uint32_t i = 0;; ++i) {
+    if (ready()) return true;
+    if ((i & 7) == 7 && std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
 
 Stream::Stream(Context& context, Kind kind, unsigned flags, int priority)
     : context_(context), kind_(kind), flags_(flags), priority_(priority) {}
@@ -21,7 +46,7 @@ uint64_t Stream::push(std::vector<Dependency> dependencies, Work work) {
   const uint64_t sequence = ++submitted_;
   if (closing_) {
     // Only a program that releases a context while using it gets here; never leave a waiter.
-    completed_ = submitted_;
+    completed_.store(sequence);
     done_cv_.notify_all();
     return sequence;
   }
@@ -47,6 +72,7 @@ bool Stream::completed(uint64_t sequence) const {
 }
 
 void Stream::wait(uint64_t sequence) const {
+  if (spin_until([&] { return completed_.load(std::memory_order_acquire) >= sequence; })) return;
   std::unique_lock<std::mutex> lock(mutex_);
   done_cv_.wait(lock, [&] { return completed_ >= sequence; });
 }
@@ -76,6 +102,16 @@ void Stream::join() {
 void Stream::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    if (queue_.empty() && !closing_) {
+      // Operations pushed so far: all taken. Spin for the next one before blocking.
+      const uint64_t taken = submitted_.load(std::memory_order_relaxed);
+      lock.unlock();
+      spin_until([&] {
+        return submitted_.load(std::memory_order_acquire) != taken ||
+               closing_.load(std::memory_order_acquire);
+      });
+      lock.lock();
+    }
     work_cv_.wait(lock, [&] { return !queue_.empty() || closing_; });
     if (queue_.empty()) break;  // closing, and everything queued has run
     Operation operation = std::move(queue_.front());

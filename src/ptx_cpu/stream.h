@@ -15,6 +15,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -98,9 +99,11 @@ class Stream {
   mutable std::condition_variable work_cv_;  // the worker waits for operations
   mutable std::condition_variable done_cv_;  // waiters wait for completions
   std::deque<Operation> queue_;
-  uint64_t submitted_ = 0;
-  uint64_t completed_ = 0;
-  bool closing_ = false;
+  // Written under |mutex_| (so that the condition variables see every change), and atomic so
+  // that the worker and waiters can spin on them without it (see spin_until in stream.cpp).
+  std::atomic<uint64_t> submitted_{0};
+  std::atomic<uint64_t> completed_{0};
+  std::atomic<bool> closing_{false};
   // The worker thread is detached: a stream that is destroyed while busy drains on its own, and
   // no later call may come to join its thread (a program may exit right after). Its last act is
   // to clear |worker_running_| under the mutex, which join() waits for.
