@@ -45,15 +45,15 @@ std::string copy_note(const Context& ctx, const std::string& direction, bool pin
     // would NVIDIA's: the figures are the driver's, explained so they are not read as hal's.
     std::string note =
         "On the CPU PTX device every copy is work for the stream's worker thread, and the "
-        "synchronize waits for it to be woken and to finish: a few microseconds per copy, which "
-        "caps small copies at about 1 GB/s. ";
+        "synchronize waits for it to finish: a few microseconds per copy, which caps small "
+        "copies at about 1 GB/s. ";
     if (direction == "htod" && !pinned) {
       note +=
-          "From pageable memory the driver first copies the source into a fresh, zero-filled "
-          "staging vector (the caller may reuse its memory once the call returns), then the "
-          "worker copies it again: three passes over new pages, hence well below memcpy at "
-          "every size. A reused, uninitialised staging buffer, or copying in place when the "
-          "stream is idle, would fix it in the driver.";
+          "From pageable memory the driver first copies the source into a staging buffer (the "
+          "caller may reuse its memory once the call returns), then the worker copies it "
+          "again: about half of memcpy up to 16 MiB, and far less for copies so large that "
+          "each stages into newly mapped pages. A reused staging buffer, or copying in place "
+          "when the stream is idle, would fix it in the driver.";
     }
     return note;
   }

@@ -71,13 +71,11 @@ bool open_raw(Context& ctx, Raw* raw, std::string* why) {
 // Both launch figures on the CPU PTX device: what makes them jump between runs.
 std::string cpu_ptx_wakeup_note() {
   return "On the CPU PTX device a launch hands the kernel to the stream's worker thread and the "
-         "executor's threads, and a synchronize waits to be woken, all through condition "
-         "variables: about 12-15 us per launch + synchronize, or about 50 us in a slow mode "
-         "that lasts for long stretches of a run (hundreds of samples) and falls on hal's "
-         "stream or the baseline's alike. On a shared 2-core machine about half the runs had one "
-         "side in it, so these ratios read about 1.0, or about 0.3-0.5 or 1.6-3.7 from run to "
-         "run. It is the driver's thread wake-up path, not hal's per-call work: run --filter "
-         "launch a few times and compare the runs where both are fast.";
+         "executor's threads, and a synchronize waits for the worker; both spin for up to "
+         "100 us before they block, so back-to-back launches take about 10 us each. A sample "
+         "that finds a thread blocked pays its wake-up (tens of microseconds on an idle "
+         "virtual machine), which is where the maxima come from, on hal's side and the "
+         "baseline's alike: it is the driver's thread hand-off, not hal's per-call work.";
 }
 
 std::string overhead_note(const Context& ctx) {
