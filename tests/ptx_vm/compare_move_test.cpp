@@ -40,9 +40,9 @@ uint64_t mask_of(int bits) {
 double float_value(uint64_t v, const Type& t, bool ftz) {
   if (t.kind == 'f' && t.bits == 32) {
     if (ftz && (v & 0x7f800000u) == 0) return 0.0;
-    return bits_f32(v);
+    return bits_float(v);
   }
-  if (t.kind == 'f') return bits_f64(v);
+  if (t.kind == 'f') return bits_double(v);
   const Format f = t.kind == 'h' ? kHalf : kBf16;
   const uint64_t mag = v & 0x7fff;
   if ((mag & f.inf()) == f.inf()) {
@@ -107,9 +107,9 @@ std::vector<uint64_t> compare_values(const Type& t) {
         v = {0,
              0x8000000000000000ull,
              1,
-             f64_bits(1.0),
-             f64_bits(-1.0),
-             f64_bits(1.0 + 0x1p-52),
+             double_bits(1.0),
+             double_bits(-1.0),
+             double_bits(1.0 + 0x1p-52),
              0x7ff0000000000000ull,
              0xfff0000000000000ull,
              0x7ff8000000000000ull,
@@ -281,7 +281,7 @@ TEST(PtxVmCompare, Slct) {
                           rows);
   for (size_t i = 0; i < rows.size(); ++i) {
     const uint64_t c = rows[i][2];
-    const float f = bits_f32(c);
+    const float f = bits_float(c);
     const bool sub = (c & 0x7f800000) == 0;
     const uint64_t a = rows[i][0], b = rows[i][1];
     EXPECT_EQ(got[i][0], f >= 0 ? a : b) << hex(c);

@@ -479,14 +479,14 @@ TEST(PtxVmConvert, RoundToIntegralInTheSameFormat) {
   }
   // cvt.ftz.f32.f32 and cvt.sat.f32.f32 (Triton's clamp).
   const std::vector<Row> rows = {
-      {1},          {0x80000001},      {f32_bits(1.5f)}, {f32_bits(-0.5f)},
-      {0x7fc00000}, {f32_bits(0.25f)}, {0x80000000}};
+      {1},          {0x80000001},        {float_bits(1.5f)}, {float_bits(-0.5f)},
+      {0x7fc00000}, {float_bits(0.25f)}, {0x80000000}};
   const auto got = run_op(
       OpKernel{"  cvt.ftz.f32.f32 %d0, %s0;\n  cvt.sat.f32.f32 %d1, %s0;", {"f32", "f32"}, {"f32"}},
       rows);
-  const uint64_t want_ftz[] = {0, 0x80000000,      f32_bits(1.5f), f32_bits(-0.5f),
-                               0, f32_bits(0.25f), 0x80000000};
-  const uint64_t want_sat[] = {1, 0, 0x3f800000, 0, 0, f32_bits(0.25f), 0};
+  const uint64_t want_ftz[] = {0, 0x80000000,        float_bits(1.5f), float_bits(-0.5f),
+                               0, float_bits(0.25f), 0x80000000};
+  const uint64_t want_sat[] = {1, 0, 0x3f800000, 0, 0, float_bits(0.25f), 0};
   for (size_t i = 0; i < rows.size(); ++i) {
     if (i == 4) {
       EXPECT_TRUE(is_nan_bits(got[i][0], kSingle)) << hex(got[i][0]);
@@ -504,8 +504,8 @@ TEST(PtxVmConvert, PairsPutTheFirstSourceInTheUpperHalf) {
   const auto sources = float_sources(kSingle, 8);
   for (size_t i = 0; i + 1 < sources.size(); ++i) rows.push_back({sources[i], sources[i + 1]});
   for (int i = 0; i < 200; ++i) {
-    rows.push_back({f32_bits(static_cast<float>(rng.next() % 100000) / 64.0f - 700),
-                    f32_bits(static_cast<float>(rng.next() % 100000) / 64.0f - 700)});
+    rows.push_back({float_bits(static_cast<float>(rng.next() % 100000) / 64.0f - 700),
+                    float_bits(static_cast<float>(rng.next() % 100000) / 64.0f - 700)});
   }
   for (const char* pair : {"f16x2", "bf16x2"}) {
     const Format f = pair[0] == 'f' ? kHalf : kBf16;
@@ -604,12 +604,12 @@ TEST(PtxVmConvert, Fp8Pairs) {
     const float a = std::ldexp(static_cast<float>(rng.next() % 2048) / 1024.0f,
                                static_cast<int>(rng.next() % 40) - 22) *
                     (rng.next() & 1 ? -1.0f : 1.0f);
-    from_f32.push_back({f32_bits(a), rng.next32()});
+    from_f32.push_back({float_bits(a), rng.next32()});
   }
   for (float v : {0.0f,     -0.0f,      448.0f,   464.0f,   465.0f,     480.0f,  57344.0f,
                   61439.0f, 61440.0f,   1e30f,    INFINITY, -INFINITY,  NAN,     0x1p-9f,
                   0x1p-10f, 0x1.8p-10f, 0x1p-16f, 0x1p-17f, 0x1.8p-17f, 0x1p-18f}) {
-    from_f32.push_back({f32_bits(v), f32_bits(-v)});
+    from_f32.push_back({float_bits(v), float_bits(-v)});
   }
   std::vector<Row> from_half;
   for (uint64_t h = 0; h < 0x10000; h += 3) from_half.push_back({h | ((0xffff - h) << 16)});
@@ -634,7 +634,8 @@ TEST(PtxVmConvert, Fp8Pairs) {
       };
       int failures = 0;
       for (size_t i = 0; i < from_f32.size() && failures < 8; ++i) {
-        failures += !check(mods + ".f32", a[i], bits_f32(from_f32[i][0]), bits_f32(from_f32[i][1]));
+        failures +=
+            !check(mods + ".f32", a[i], bits_float(from_f32[i][0]), bits_float(from_f32[i][1]));
       }
       for (size_t i = 0; i < from_half.size() && failures < 8; ++i) {
         failures += !check(mods + ".f16x2", b[i], decode_value(from_half[i][0] >> 16, kHalf),
@@ -673,9 +674,9 @@ TEST(PtxVmConvert, Fp8Pairs) {
 // Registers wider than the types: sources read their low bits; results are sign-extended for
 // signed types and zero-extended otherwise.
 TEST(PtxVmConvert, WiderRegisters) {
-  const std::vector<Row> rows = {{0xdead8081, f32_bits(-2.0f)},
-                                 {0x12347b00, f32_bits(65504.0f)},
-                                 {0xffffffff, f32_bits(1.0f)}};
+  const std::vector<Row> rows = {{0xdead8081, float_bits(-2.0f)},
+                                 {0x12347b00, float_bits(65504.0f)},
+                                 {0xffffffff, float_bits(1.0f)}};
   const auto got = run_op(OpKernel{"  cvt.u32.u16 %d0, %s0;\n  cvt.s32.s8 %d1, %s0;\n"
                                    "  cvt.s8.s32 %d2, %s0;\n  cvt.u8.u32 %d3, %s0;\n"
                                    "  cvt.f32.f16 %d4, %s0;\n  cvt.rn.f16.f32 %d5, %s1;\n"
@@ -685,7 +686,7 @@ TEST(PtxVmConvert, WiderRegisters) {
                           rows);
   ASSERT_EQ(got.size(), 3u);
   const auto half = [](uint64_t h) {
-    return uint64_t{f32_bits(static_cast<float>(decode_value(h, kHalf)))};
+    return uint64_t{float_bits(static_cast<float>(decode_value(h, kHalf)))};
   };
   EXPECT_EQ(got[0], (Row{0x8081, 0xffffff81, 0xffffff81, 0x81, half(0x8081), 0xc000, 0xffffff81}));
   EXPECT_EQ(got[1], (Row{0x7b00, 0, 0, 0, half(0x7b00), 0x7bff, 0}));

@@ -232,7 +232,7 @@ TEST(PtxVmFloat, F32FmaInEveryMode) {
     const float b = 1.0f + static_cast<float>(rng.next() % 4096) / 4096.0f;
     const float c =
         -(a * b) * (1.0f + static_cast<float>(static_cast<int>(rng.next() % 16) - 8) * 0x1p-23f);
-    rows.push_back({f32_bits(a), f32_bits(b), f32_bits(c)});
+    rows.push_back({float_bits(a), float_bits(b), float_bits(c)});
   }
   for (Rnd r : kModes) {
     for (Flags fl : {Flags{false, false}, Flags{true, false}, Flags{false, true}}) {
@@ -307,21 +307,21 @@ TEST(PtxVmFloat, F64ArithmeticInEveryMode) {
   Rng rng(4);
   std::vector<uint64_t> v = {0,
                              0x8000000000000000ull,
-                             f64_bits(1.0),
-                             f64_bits(-1.0),
-                             f64_bits(1.5),
-                             f64_bits(3.0),
+                             double_bits(1.0),
+                             double_bits(-1.0),
+                             double_bits(1.5),
+                             double_bits(3.0),
                              0x7ff0000000000000ull,
                              0xfff0000000000000ull,
                              0x7ff8000000000001ull,
                              0x7fefffffffffffffull,
                              0x0010000000000000ull,
-                             f64_bits(1.0 + 0x1p-52),
-                             f64_bits(0x1p-1000)};
+                             double_bits(1.0 + 0x1p-52),
+                             double_bits(0x1p-1000)};
   for (int i = 0; i < 16; ++i) {
     const double m = 1.0 + static_cast<double>(rng.next() >> 12) * 0x1p-52;
     v.push_back(
-        f64_bits(std::ldexp(rng.next() & 1 ? -m : m, static_cast<int>(rng.next() % 80) - 40)));
+        double_bits(std::ldexp(rng.next() & 1 ? -m : m, static_cast<int>(rng.next() % 80) - 40)));
   }
   const auto rows = float_pairs(v);
   std::vector<Row> ones;
@@ -334,9 +334,9 @@ TEST(PtxVmFloat, F64ArithmeticInEveryMode) {
         std::ldexp(static_cast<double>((rng.next() >> 38) | 1), -30) * (rng.next() & 1 ? -1 : 1);
     const double c = i % 2 ? -(a * b) * (1 + static_cast<double>(rng.next() % 7) * 0x1p-52)
                            : std::ldexp(static_cast<double>(rng.next() >> 11), -60);
-    fma_rows.push_back({f64_bits(a), f64_bits(b), f64_bits(c)});
+    fma_rows.push_back({double_bits(a), double_bits(b), double_bits(c)});
   }
-  fma_rows.push_back({f64_bits(2.0), f64_bits(3.0), f64_bits(-6.0)});
+  fma_rows.push_back({double_bits(2.0), double_bits(3.0), double_bits(-6.0)});
   const struct {
     const char* name;
     Op op;
@@ -348,14 +348,14 @@ TEST(PtxVmFloat, F64ArithmeticInEveryMode) {
           run_column(OpKernel{"  " + ins + " %d0, %s0, %s1;", {"f64"}, {"f64", "f64"}}, rows);
       std::vector<uint64_t> want;
       for (const Row& c : rows) {
-        want.push_back(ref_arith(o.op, bits_f64(c[0]), bits_f64(c[1]), 0, kDouble, r));
+        want.push_back(ref_arith(o.op, bits_double(c[0]), bits_double(c[1]), 0, kDouble, r));
       }
       // Products and quotients below 2^-1000 round in ways the reference cannot see (their
       // rounding error is not representable): leave them out.
       std::vector<Row> kept;
       std::vector<uint64_t> kept_got, kept_want;
       for (size_t i = 0; i < rows.size(); ++i) {
-        const double a = bits_f64(rows[i][0]), b = bits_f64(rows[i][1]);
+        const double a = bits_double(rows[i][0]), b = bits_double(rows[i][1]);
         const double exact = o.op == Op::kMul ? a * b : (o.op == Op::kDiv ? a / b : 1.0);
         const bool tiny = (std::fabs(exact) < 0x1p-900 || std::fabs(a) < 0x1p-900) && a != 0 &&
                           std::isfinite(b) && (o.op != Op::kMul || b != 0);
@@ -372,14 +372,14 @@ TEST(PtxVmFloat, F64ArithmeticInEveryMode) {
     std::vector<uint64_t> want;
     for (const Row& c : fma_rows) {
       want.push_back(
-          ref_arith(Op::kFma, bits_f64(c[0]), bits_f64(c[1]), bits_f64(c[2]), kDouble, r));
+          ref_arith(Op::kFma, bits_double(c[0]), bits_double(c[1]), bits_double(c[2]), kDouble, r));
     }
     expect_results(fma, fma_rows, got, want, kDouble);
     const std::string sq = std::string("sqrt.") + rnd_name(r) + ".f64";
     const auto sqrt = run_column(OpKernel{"  " + sq + " %d0, %s0;", {"f64"}, {"f64"}}, ones);
     want.clear();
     for (const Row& c : ones) {
-      const double a = bits_f64(c[0]);
+      const double a = bits_double(c[0]);
       const double s = std::sqrt(a);
       const int tail = std::isfinite(s) && s > 0 ? sign_of(std::fma(-s, s, a)) : 0;
       want.push_back(ref_round_any(s, tail, kDouble, r));
@@ -393,7 +393,7 @@ TEST(PtxVmFloat, F64ArithmeticInEveryMode) {
       OpKernel{"  fma.rn.f64 %d0, %s0, %s1, %s2;", {"f64"}, {"f64", "f64", "f64"}}, general);
   std::vector<uint64_t> want;
   for (const Row& c : general) {
-    want.push_back(f64_bits(std::fma(bits_f64(c[0]), bits_f64(c[1]), bits_f64(c[2]))));
+    want.push_back(double_bits(std::fma(bits_double(c[0]), bits_double(c[1]), bits_double(c[2]))));
   }
   expect_results("fma.rn.f64", general, got, want, kDouble);
 }
@@ -506,7 +506,7 @@ TEST(PtxVmFloat, AbsNegCopysign) {
   // f64: abs passes NaNs through unchanged; copysign is a bit operation.
   const std::vector<Row> d = {{0},
                               {0x8000000000000000ull},
-                              {f64_bits(-2.5)},
+                              {double_bits(-2.5)},
                               {0xfff8000000000123ull},
                               {0x7ff0000000000000ull},
                               {1}};
@@ -522,7 +522,7 @@ TEST(PtxVmFloat, AbsNegCopysign) {
     if (!is_nan64(a)) {
       EXPECT_EQ(got[i][1], a ^ 0x8000000000000000ull) << hex(a);
     }
-    EXPECT_EQ(got[i][2], (a & 0x8000000000000000ull) | f64_bits(1.0)) << hex(a);
+    EXPECT_EQ(got[i][2], (a & 0x8000000000000000ull) | double_bits(1.0)) << hex(a);
   }
   // Halves.
   const std::vector<Row> h = {{0x3c00}, {0xbc00}, {0x8000}, {0x0001}, {0xfc00}};
@@ -576,8 +576,9 @@ TEST(PtxVmFloat, MinMaxXorsignAbs) {
 TEST(PtxVmFloat, ImmediatesAndGuards) {
   std::vector<Row> rows;
   for (uint64_t i = 0; i < 70; ++i) {
-    rows.push_back({f32_bits(static_cast<float>(i) - 20.5f), f64_bits(static_cast<double>(i) / 4),
-                    i % 3 == 0, 0x12345678, 0x1234567812345678ull});
+    rows.push_back({float_bits(static_cast<float>(i) - 20.5f),
+                    double_bits(static_cast<double>(i) / 4), i % 3 == 0, 0x12345678,
+                    0x1234567812345678ull});
   }
   const auto got = run_op(OpKernel{"  add.f32 %t0, %s0, 0f3f800000;\n  mul.f32 %t1, %s0, 2.0;\n"
                                    "  @%s2 add.f32 %d0, %t0, %t1;\n"
@@ -588,10 +589,10 @@ TEST(PtxVmFloat, ImmediatesAndGuards) {
                                    "  .reg .f32 %t<2>;\n"},
                           rows);
   for (size_t i = 0; i < rows.size(); ++i) {
-    const float a = bits_f32(rows[i][0]);
-    const double b = bits_f64(rows[i][1]);
-    EXPECT_EQ(got[i][0], rows[i][2] ? f32_bits((a + 1.0f) + a * 2.0f) : 0x12345678u) << i;
-    EXPECT_EQ(got[i][1], !rows[i][2] ? f64_bits(b * 2 + 1) : 0x1234567812345678ull) << i;
+    const float a = bits_float(rows[i][0]);
+    const double b = bits_double(rows[i][1]);
+    EXPECT_EQ(got[i][0], rows[i][2] ? float_bits((a + 1.0f) + a * 2.0f) : 0x12345678u) << i;
+    EXPECT_EQ(got[i][1], !rows[i][2] ? double_bits(b * 2 + 1) : 0x1234567812345678ull) << i;
   }
 }
 
@@ -779,7 +780,7 @@ TEST(PtxVmFloat, ApproximateFunctionsSpecialValues) {
       } else if (i == 5) {
         const double approx[8] = {
             std::sin(-1.0), std::cos(-1.0), 0, 0.5, std::tanh(-1.0), 0, 0, -1.0};
-        EXPECT_NEAR(bits_f32(g), approx[k], 1e-6) << "column " << k;
+        EXPECT_NEAR(bits_float(g), approx[k], 1e-6) << "column " << k;
       } else {
         EXPECT_EQ(g, want[i][k]) << "row " << i << " column " << k;
       }
@@ -792,7 +793,7 @@ TEST(PtxVmFloat, ApproximateFunctionsWithinTheirBounds) {
   std::vector<Row> rows;
   for (int i = 0; i < 2000; ++i) {
     const double x = (static_cast<double>(rng.next() % 2000001) / 1000000.0 - 1.0) * 6.28;
-    rows.push_back({f32_bits(static_cast<float>(x))});
+    rows.push_back({float_bits(static_cast<float>(x))});
   }
   for (int i = 0; i < 500; ++i) rows.push_back({rng.next32() & 0x7fffffff});  // positive, any
   const auto got =
@@ -808,9 +809,9 @@ TEST(PtxVmFloat, ApproximateFunctionsWithinTheirBounds) {
                       "  .reg .f32 %t0;\n"},
              rows);
   for (size_t i = 0; i < rows.size(); ++i) {
-    const float x = bits_f32(rows[i][0]);
+    const float x = bits_float(rows[i][0]);
     const double ax = std::fabs(static_cast<double>(x));
-    const auto g = [&](int k) { return static_cast<double>(bits_f32(got[i][k])); };
+    const auto g = [&](int k) { return static_cast<double>(bits_float(got[i][k])); };
     if (ax <= 2 * M_PI) {
       EXPECT_LE(std::fabs(g(0) - std::sin(static_cast<double>(x))), std::ldexp(1.0, -20)) << x;
       EXPECT_LE(std::fabs(g(1) - std::cos(static_cast<double>(x))), std::ldexp(1.0, -20)) << x;
@@ -847,18 +848,18 @@ TEST(PtxVmFloat, ApproximateFunctionsWithinTheirBounds) {
 
 // div.approx.f32: for 2^126 < |b| < 2^128 the result is a signed zero, or NaN for an infinite a.
 TEST(PtxVmFloat, DivApproxHugeDivisor) {
-  const std::vector<Row> rows = {{f32_bits(1.0f), f32_bits(0x1.8p126f)},
-                                 {f32_bits(-3.0f), f32_bits(0x1p127f)},
-                                 {f32_bits(3.0f), f32_bits(-0x1.fffffep127f)},
-                                 {0x7f800000, f32_bits(0x1p127f)},
-                                 {f32_bits(6.0f), f32_bits(2.0f)}};
+  const std::vector<Row> rows = {{float_bits(1.0f), float_bits(0x1.8p126f)},
+                                 {float_bits(-3.0f), float_bits(0x1p127f)},
+                                 {float_bits(3.0f), float_bits(-0x1.fffffep127f)},
+                                 {0x7f800000, float_bits(0x1p127f)},
+                                 {float_bits(6.0f), float_bits(2.0f)}};
   const auto got =
       run_column(OpKernel{"  div.approx.f32 %d0, %s0, %s1;", {"f32"}, {"f32", "f32"}}, rows);
   EXPECT_EQ(got[0], 0u);
   EXPECT_EQ(got[1], 0x80000000u);
   EXPECT_EQ(got[2], 0x80000000u);
   EXPECT_TRUE(is_nan32(got[3])) << hex(got[3]);
-  EXPECT_EQ(got[4], f32_bits(3.0f));
+  EXPECT_EQ(got[4], float_bits(3.0f));
 }
 
 // rcp.approx.ftz.f64 and rsqrt.approx.ftz.f64 work on the upper 32 bits of the operand and zero
@@ -872,8 +873,8 @@ TEST(PtxVmFloat, GrossF64Approximations) {
                            {0x7ff8000000000001ull},
                            {1},
                            {0x8000000000000001ull},
-                           {f64_bits(4.0)},
-                           {f64_bits(-2.0)}};
+                           {double_bits(4.0)},
+                           {double_bits(-2.0)}};
   for (int i = 0; i < 300; ++i) rows.push_back({rng.next() & 0x7fdfffffffffffffull});
   const auto got =
       run_op(OpKernel{"  rcp.approx.ftz.f64 %d0, %s0;\n  rsqrt.approx.ftz.f64 %d1, %s0;",
@@ -888,8 +889,8 @@ TEST(PtxVmFloat, GrossF64Approximations) {
                          {0x7fffffff00000000ull, 0x7fffffff00000000ull},
                          {pinf, pinf},
                          {ninf, ninf},
-                         {f64_bits(0.25), f64_bits(0.5)},
-                         {f64_bits(-0.5), 0}};
+                         {double_bits(0.25), double_bits(0.5)},
+                         {double_bits(-0.5), 0}};
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(got[i][0] & 0xffffffff, 0u) << hex(rows[i][0]);
     EXPECT_EQ(got[i][1] & 0xffffffff, 0u) << hex(rows[i][0]);
@@ -902,13 +903,13 @@ TEST(PtxVmFloat, GrossF64Approximations) {
       }
       continue;
     }
-    const double a = bits_f64(rows[i][0] & 0xffffffff00000000ull);
+    const double a = bits_double(rows[i][0] & 0xffffffff00000000ull);
     if (std::fpclassify(a) != FP_NORMAL) continue;
     const double r = 1 / a, rs = 1 / std::sqrt(a);
     if (std::fpclassify(r) == FP_NORMAL) {
-      EXPECT_LE(std::fabs(bits_f64(got[i][0]) - r), std::fabs(r) * 0x1p-19) << a;
+      EXPECT_LE(std::fabs(bits_double(got[i][0]) - r), std::fabs(r) * 0x1p-19) << a;
     }
-    EXPECT_LE(std::fabs(bits_f64(got[i][1]) - rs), rs * 0x1p-19) << a;
+    EXPECT_LE(std::fabs(bits_double(got[i][1]) - rs), rs * 0x1p-19) << a;
   }
 }
 

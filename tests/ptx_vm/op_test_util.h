@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "ptx_vm/half.h"
 #include "ptx_vm/vm.h"
 #include "vm_test_util.h"
 
@@ -29,27 +30,11 @@ using Row = std::vector<uint64_t>;
 // The initial value of a destination whose row gives none.
 inline constexpr uint64_t kUnwritten = 0x5a5a5a5a5a5a5a5aull;
 
-inline uint32_t f32_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float bits_f32(uint64_t u) {
-  const uint32_t w = static_cast<uint32_t>(u);
-  float f;
-  std::memcpy(&f, &w, 4);
-  return f;
-}
-inline uint64_t f64_bits(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, 8);
-  return u;
-}
-inline double bits_f64(uint64_t u) {
-  double d;
-  std::memcpy(&d, &u, 8);
-  return d;
-}
+// Bit casts: the interpreter's own (ptx_vm/half.h).
+using hal::ptx_vm::bits_double;
+using hal::ptx_vm::bits_float;
+using hal::ptx_vm::double_bits;
+using hal::ptx_vm::float_bits;
 
 // A small deterministic generator for operand values.
 class Rng {
