@@ -58,7 +58,7 @@ extern "C" {
 
 #define HAL_VERSION_MAJOR 0
 #define HAL_VERSION_MINOR 1
-#define HAL_VERSION_PATCH 1
+#define HAL_VERSION_PATCH 2
 /* A packed version: major in bits 16..31, minor in bits 8..15, patch in bits 0..7. */
 #define HAL_MAKE_VERSION(major, minor, patch) \
   ((uint32_t)(((major) << 16) | ((minor) << 8) | (patch)))
@@ -202,7 +202,7 @@ typedef struct hal_device_info {
   uint32_t max_shared_memory_per_block; /* bytes, static plus dynamic */
   uint32_t subgroup_size;               /* warp size on CUDA */
   uint32_t compute_units;               /* SMs on CUDA, an estimate elsewhere (0 if unknown) */
-  uint32_t pointer_alignment; /* launch pointer arguments must be multiples of this (bytes) */
+  uint32_t pointer_alignment; /* bytes; buffer parameters need it (hal_param_info.alignment) */
   uint32_t is_cpu;            /* 1 for a CPU device such as lavapipe */
   uint32_t unified_memory;    /* 1 when device memory is host memory */
   uint32_t compute_capability_major; /* CUDA only, else 0 */
@@ -376,7 +376,11 @@ typedef struct hal_module_s* hal_module;
 typedef struct hal_function_s* hal_function;
 
 /* A specialization constant (SPIR-V OpSpecConstant with SpecId |id|): |size| bytes (1, 2, 4 or 8)
- * at |data| are copied during hal_module_load. PTX has no specialization constants: passing
+ * at |data| are copied during hal_module_load. As in Vulkan, an id the module does not declare is
+ * ignored; a declared one given with another size than the constant's (booleans are 4 bytes) is
+ * HAL_ERROR_INVALID_ARGUMENT. The module is described after specialization: a workgroup size
+ * built of constants given here is the function's fixed block, and shared arrays sized by them
+ * count at their specialized sizes (docs/ABI.md). PTX has no specialization constants: passing
  * any for a PTX module is HAL_ERROR_NOT_SUPPORTED. */
 typedef struct hal_specialization {
   uint32_t id;
@@ -449,8 +453,12 @@ typedef enum hal_param_kind {
 typedef struct hal_param_info {
   uint32_t struct_size;
   hal_param_kind kind;
-  uint32_t size;      /* bytes the argument occupies (8 for a pointer) */
-  uint32_t alignment; /* bytes */
+  uint32_t size; /* bytes the argument occupies (8 for a pointer) */
+  /* Bytes. A value's alignment; for a pointer, the alignment the kernel needs of the address,
+   * which hal_launch checks: the device's pointer_alignment for a descriptor-bound SPIR-V buffer,
+   * the widest access through it for a SPIR-V buffer device address, ".ptr .align N" for PTX
+   * (else 1), 1 for a binary. See docs/ABI.md. */
+  uint32_t alignment;
 } hal_param_info;
 
 /* Returns: HAL_SUCCESS; HAL_ERROR_INVALID_HANDLE; HAL_ERROR_INVALID_ARGUMENT (NULL or bad
@@ -482,7 +490,7 @@ typedef struct hal_launch_config {
  *  - |config| and, for functions with parameters, |args| and every args[i] are non-NULL
  *    (HAL_ERROR_INVALID_ARGUMENT);
  *  - every pointer argument lies inside a live allocation of the stream's device and is a
- *    multiple of hal_device_info.pointer_alignment (HAL_ERROR_OUT_OF_RANGE,
+ *    multiple of its parameter's hal_param_info.alignment (HAL_ERROR_OUT_OF_RANGE,
  *    HAL_ERROR_INVALID_ARGUMENT); 0 is a null pointer, passed to kernels that take the raw
  *    address (PTX, SPIR-V buffer device addresses) and refused for descriptor-bound SPIR-V
  *    buffers (HAL_ERROR_OUT_OF_RANGE), see docs/ABI.md;
@@ -493,7 +501,11 @@ typedef struct hal_launch_config {
  *  - static plus dynamic shared memory fits the device (HAL_ERROR_OUT_OF_RANGE); dynamic shared
  *    memory on a backend or module that cannot size it is HAL_ERROR_NOT_SUPPORTED.
  * A fault while the kernel runs is reported by a later synchronize or query as
- * HAL_ERROR_LAUNCH_FAILED. */
+ * HAL_ERROR_LAUNCH_FAILED.
+ * Returns: HAL_SUCCESS (issued); HAL_ERROR_INVALID_HANDLE; HAL_ERROR_INVALID_ARGUMENT;
+ * HAL_ERROR_OUT_OF_RANGE; HAL_ERROR_NOT_SUPPORTED (all as above); HAL_ERROR_COMPILE_FAILED (a
+ * SPIR-V kernel whose pipeline for this block or shared size is built at its first launch, and
+ * the driver's compiler failed); HAL_ERROR_OUT_OF_MEMORY; HAL_ERROR_DEVICE_LOST. */
 HAL_API hal_status hal_launch(hal_stream stream, hal_function function,
                               const hal_launch_config* config, void* const* args);
 
