@@ -100,7 +100,6 @@ hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* con
   HAL_REQUIRE_ARG(args != nullptr, "args is NULL but '{}' takes {} parameter(s)", fn.name,
                   fn.params.size());
   params->pointers.resize(fn.params.size());
-  const uint32_t alignment = dev.impl->info.pointer_alignment;
   for (size_t i = 0; i < fn.params.size(); ++i) {
     HAL_REQUIRE_ARG(args[i] != nullptr, "args[{}] is NULL; '{}' parameter {} needs a value", i,
                     fn.name, i);
@@ -114,10 +113,13 @@ hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* con
     if (hal_status s = resolve_range(dev, ptr, 0, "it", &params->pointers[i]); s != HAL_SUCCESS) {
       return failf(s, "'{}' parameter {} (a pointer): {}", fn.name, i, pending_error());
     }
+    // What this parameter needs (hal_param_info.alignment): the device's descriptor offset
+    // alignment for a bound buffer, the kernel's own accesses for a raw address.
+    const uint32_t alignment = fn.params[i].alignment;
     if (alignment > 1 && ptr % alignment != 0) {
       return failf(HAL_ERROR_INVALID_ARGUMENT,
                    "'{}' parameter {} (a pointer) is {:#x}, which is not a multiple of {} bytes, "
-                   "the pointer alignment device {} requires",
+                   "the alignment this parameter needs on device {} (hal_param_info.alignment)",
                    fn.name, i, ptr, alignment, dev.label);
     }
   }

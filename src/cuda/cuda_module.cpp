@@ -189,7 +189,8 @@ void describe_ptx_entry(const ptx::Entry& entry, FunctionDesc* desc) {
     ParamInfo info;
     info.kind = param.kind == ptx::ParamKind::kPointer ? HAL_PARAM_POINTER : HAL_PARAM_VALUE;
     info.size = param.size;
-    info.alignment = param.alignment;
+    // For a pointer, what the kernel needs of the address (hal_param_info.alignment).
+    info.alignment = info.kind == HAL_PARAM_POINTER ? param.pointee_alignment : param.alignment;
     info.nullable = info.kind == HAL_PARAM_POINTER;  // PTX takes raw addresses: NULL passes
     desc->params.push_back(info);
   }
@@ -220,7 +221,8 @@ void describe_binary_params(const DriverApi& api, CUfunction handle, FunctionDes
     ParamInfo info;
     info.kind = pointers[i] ? HAL_PARAM_POINTER : HAL_PARAM_VALUE;
     info.size = static_cast<uint32_t>(sizes[i]);
-    info.alignment = guess_alignment(offsets[i], sizes[i]);
+    // A cubin does not say what its pointers need: any address passes.
+    info.alignment = pointers[i] ? 1 : guess_alignment(offsets[i], sizes[i]);
     info.nullable = pointers[i];
     desc->params.push_back(info);
   }

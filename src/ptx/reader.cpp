@@ -111,6 +111,7 @@ bool parse(std::string_view text, Module* out, std::string* error) {
       param.kind = pointer ? ParamKind::kPointer : ParamKind::kValue;
       param.size = static_cast<uint32_t>(variable.size());
       param.alignment = variable.alignment();
+      if (variable.ptr_align > 1) param.pointee_alignment = variable.ptr_align;
       candidates.push_back(!pointer && !array && variable.vector == 1 &&
                            is_64bit_integer(variable.type));
       entry.params.push_back(std::move(param));

@@ -43,6 +43,8 @@ struct Param {
   ParamKind kind = ParamKind::kValue;
   uint32_t size = 0;       // bytes the argument occupies
   uint32_t alignment = 0;  // bytes
+  // Pointers only: the alignment the kernel assumes of the address (".ptr .align N"), else 1.
+  uint32_t pointee_alignment = 1;
 };
 
 struct Entry {

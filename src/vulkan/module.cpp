@@ -64,19 +64,27 @@ std::string spec_list(const ReflectedModule& module) {
   return list.empty() ? "none" : list;
 }
 
-hal_status check_options(const ReflectedModule& module, const ModuleOptions& options) {
+// Checks the options against the module and keeps, in |declared|, the specializations of
+// constants the module has. As in VkSpecializationInfo, an id the module does not declare is
+// ignored (engines pass one set of constants to every variant of a shader, and compilers remove
+// the constants a variant does not use); it is logged so that a mistyped id can be found.
+hal_status check_options(const ReflectedModule& module, const ModuleOptions& options,
+                         std::vector<Specialization>* declared) {
   for (const Specialization& spec : options.specializations) {
     const ReflectedSpecConstant* found = find_spec(module, spec.id);
     if (found == nullptr) {
-      return hal::failf(HAL_ERROR_INVALID_ARGUMENT,
-                        "specialization constant {} is not in the module (it has: {})", spec.id,
-                        spec_list(module));
+      hal::log()->debug(
+          "vulkan: specialization constant {} is not in the module (it has: {}); "
+          "ignored",
+          spec.id, spec_list(module));
+      continue;
     }
     if (found->size != spec.size) {
       return hal::failf(HAL_ERROR_INVALID_ARGUMENT,
                         "specialization constant {} is {} bytes in the module, {} were given",
                         spec.id, found->size, spec.size);
     }
+    declared->push_back(spec);
   }
   if (options.shared_bytes_constant) {
     const ReflectedSpecConstant* found = find_spec(module, options.shared_bytes_constant_id);
@@ -92,14 +100,14 @@ hal_status check_options(const ReflectedModule& module, const ModuleOptions& opt
 
 // Builds the layouts, parameter slots and description of one entry point.
 hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry,
-                          const ModuleOptions& options,
+                          const ModuleOptions& options, const std::vector<Specialization>& declared,
                           const std::shared_ptr<ShaderModuleHandle>& shader,
                           std::unique_ptr<VulkanFunction>* out) {
   const VkPhysicalDeviceLimits& limits = device.caps().limits;
   auto state = std::make_shared<FunctionState>(device);
   state->shader = shader;
   state->entry = entry;
-  state->specializations = options.specializations;
+  state->specializations = declared;
   state->shared_bytes_constant = options.shared_bytes_constant;
   state->shared_bytes_constant_id = options.shared_bytes_constant_id;
   FunctionDesc desc;
@@ -109,8 +117,39 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
                       entry.name);
   }
 
+  // Descriptor numbers are checked before the driver sees them: a driver may size its layout
+  // by the highest binding number, so a huge one is an allocation of gigabytes, not an error.
+  // The bound is the device's per-stage resource limit (docs/ABI.md).
+  const uint32_t binding_bound =
+      std::max(limits.maxPerStageResources, limits.maxPerStageDescriptorStorageBuffers);
+  if (entry.bindings.size() > limits.maxPerStageDescriptorStorageBuffers) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "entry point '{}' uses {} storage buffers, the device allows {} per stage "
+                      "(maxPerStageDescriptorStorageBuffers)",
+                      entry.name, entry.bindings.size(),
+                      limits.maxPerStageDescriptorStorageBuffers);
+  }
+  const uint32_t buffer_alignment =
+      static_cast<uint32_t>(std::max<VkDeviceSize>(limits.minStorageBufferOffsetAlignment, 1));
   uint32_t max_set = 0;
   for (const ReflectedBinding& binding : entry.bindings) {
+    if (binding.set >= limits.maxBoundDescriptorSets) {
+      return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                        "entry point '{}' uses descriptor set {}{}; the device binds sets 0 to {} "
+                        "(maxBoundDescriptorSets {})",
+                        entry.name, binding.set,
+                        binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name),
+                        limits.maxBoundDescriptorSets - 1, limits.maxBoundDescriptorSets);
+    }
+    if (binding.binding >= binding_bound) {
+      return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                        "entry point '{}' uses binding {} of set {}{}; hal accepts binding "
+                        "numbers below {} on this device (its per-stage resource limit). "
+                        "Number the buffers from 0",
+                        entry.name, binding.binding, binding.set,
+                        binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name),
+                        binding_bound);
+    }
     if (binding.kind != DescriptorKind::kStorageBuffer) {
       return hal::failf(HAL_ERROR_NOT_SUPPORTED,
                         "entry point '{}' uses a {} at set {} binding {}{}; hal kernels take "
@@ -133,12 +172,8 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
     slot.set = binding.set;
     slot.binding = binding.binding;
     state->slots.push_back(slot);
-    desc.params.push_back(ParamInfo{HAL_PARAM_POINTER, 8, 8});
-  }
-  if (!entry.bindings.empty() && max_set >= limits.maxBoundDescriptorSets) {
-    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
-                      "entry point '{}' uses descriptor set {}, the device binds at most {}",
-                      entry.name, max_set, limits.maxBoundDescriptorSets);
+    // The argument becomes a descriptor offset: the device's offset alignment applies.
+    desc.params.push_back(ParamInfo{HAL_PARAM_POINTER, 8, buffer_alignment});
   }
   if (entry.push_constant_size > limits.maxPushConstantsSize) {
     return hal::failf(HAL_ERROR_NOT_SUPPORTED,
@@ -159,9 +194,11 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
     slot.offset = member.offset;
     slot.size = member.size;
     state->slots.push_back(slot);
-    desc.params.push_back(member.is_address
-                              ? ParamInfo{HAL_PARAM_POINTER, 8, 8, /*nullable=*/true}
-                              : ParamInfo{HAL_PARAM_VALUE, member.size, member.alignment});
+    // An address needs only the alignment of the accesses the kernel makes through it.
+    desc.params.push_back(
+        member.is_address
+            ? ParamInfo{HAL_PARAM_POINTER, 8, member.address_alignment, /*nullable=*/true}
+            : ParamInfo{HAL_PARAM_VALUE, member.size, member.alignment});
   }
   state->push_size = entry.push_constant_size;
 
@@ -204,8 +241,17 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
   desc.dynamic_shared = options.shared_bytes_constant;
   desc.shared_bytes_required = options.shared_bytes_constant;
 
-  // Kernels with a fixed size compile now, so a compiler failure surfaces at load time.
-  if (fixed && !options.shared_bytes_constant) {
+  // Kernels with a fixed size compile now, so a compiler failure surfaces at load time. One whose
+  // workgroup or shared memory exceeds the device's limits (specialization constants can make it
+  // so) is never given to the driver: hal_launch refuses it with the numbers.
+  bool fits = entry.workgroup_bytes <= limits.maxComputeSharedMemorySize;
+  uint64_t invocations = 1;
+  for (int d = 0; d < 3; ++d) {
+    fits = fits && entry.block[d] >= 1 && entry.block[d] <= limits.maxComputeWorkGroupSize[d];
+    invocations *= entry.block[d];
+  }
+  fits = fits && invocations <= limits.maxComputeWorkGroupInvocations;
+  if (fixed && fits && !options.shared_bytes_constant) {
     VkPipeline pipeline = VK_NULL_HANDLE;
     hal_status status = state->pipeline(entry.block, 0, &pipeline);
     if (status != HAL_SUCCESS) return status;
@@ -360,16 +406,26 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   hal_status status = validate(device, words);
   if (status != HAL_SUCCESS) return status;
 
+  // Reflection sees the module after specialization: workgroup sizes and shared arrays built
+  // from constants take the values given here.
+  ReflectOptions reflect_options;
+  for (const Specialization& spec : options.specializations) {
+    reflect_options.specializations.push_back(SpecValue{spec.id, spec.value});
+  }
+  if (options.shared_bytes_constant) {
+    reflect_options.launch_spec_id = options.shared_bytes_constant_id;
+  }
   ReflectedModule reflected;
   std::string error;
-  if (!reflect_spirv(words.data(), words.size(), &reflected, &error)) {
+  if (!reflect_spirv(words.data(), words.size(), reflect_options, &reflected, &error)) {
     return hal::failf(HAL_ERROR_INVALID_IR, "SPIR-V reflection failed: {}", error);
   }
   if (reflected.entry_points.empty()) {
     return hal::fail(HAL_ERROR_INVALID_IR,
                      "the module has no GLCompute entry point; hal runs compute shaders only");
   }
-  status = check_options(reflected, options);
+  std::vector<Specialization> declared;
+  status = check_options(reflected, options, &declared);
   if (status != HAL_SUCCESS) return status;
   status = check_capabilities(reflected, device.caps());
   if (status != HAL_SUCCESS) return status;
@@ -386,7 +442,7 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   auto module = std::make_unique<VulkanModule>(device);
   for (const ReflectedEntryPoint& entry : reflected.entry_points) {
     std::unique_ptr<VulkanFunction> function;
-    status = build_function(device, entry, options, shader, &function);
+    status = build_function(device, entry, options, declared, shader, &function);
     if (status != HAL_SUCCESS) return status;
     module->functions.push_back(std::move(function));
   }

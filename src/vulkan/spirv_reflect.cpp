@@ -1,132 +1,12 @@
-#include "vulkan/spirv_reflect.h"
+// The SPIR-V reflection parser: the walk over the module's instructions, type layout, and the
+// description of each entry point.
+#include "vulkan/spirv_parser.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
 
-namespace hal::vulkan {
-namespace {
-
-// The opcodes, enumerants and storage classes this parser reads (from the SPIR-V spec).
-enum Op : uint32_t {
-  kOpName = 5,
-  kOpCapability = 17,
-  kOpEntryPoint = 15,
-  kOpExecutionMode = 16,
-  kOpTypeVoid = 19,
-  kOpTypeBool = 20,
-  kOpTypeInt = 21,
-  kOpTypeFloat = 22,
-  kOpTypeVector = 23,
-  kOpTypeMatrix = 24,
-  kOpTypeArray = 28,
-  kOpTypeRuntimeArray = 29,
-  kOpTypeStruct = 30,
-  kOpTypePointer = 32,
-  kOpConstantTrue = 41,
-  kOpConstantFalse = 42,
-  kOpConstant = 43,
-  kOpConstantComposite = 44,
-  kOpSpecConstantTrue = 48,
-  kOpSpecConstantFalse = 49,
-  kOpSpecConstant = 50,
-  kOpSpecConstantComposite = 51,
-  kOpVariable = 59,
-  kOpDecorate = 71,
-  kOpMemberDecorate = 72,
-  kOpExecutionModeId = 331,
-};
-constexpr uint32_t kMagic = 0x07230203u;
-constexpr uint32_t kExecutionModelGLCompute = 5;
-constexpr uint32_t kModeLocalSize = 17;
-constexpr uint32_t kModeLocalSizeId = 38;
-constexpr uint32_t kDecorationSpecId = 1;
-constexpr uint32_t kDecorationBlock = 2;
-constexpr uint32_t kDecorationBufferBlock = 3;
-constexpr uint32_t kDecorationBuiltIn = 11;
-constexpr uint32_t kDecorationBinding = 33;
-constexpr uint32_t kDecorationDescriptorSet = 34;
-constexpr uint32_t kDecorationOffset = 35;
-constexpr uint32_t kBuiltInWorkgroupSize = 25;
-constexpr uint32_t kCapabilityPhysicalStorageBufferAddresses = 5347;
-constexpr uint32_t kStorageUniformConstant = 0;
-constexpr uint32_t kStorageUniform = 2;
-constexpr uint32_t kStorageWorkgroup = 4;
-constexpr uint32_t kStoragePushConstant = 9;
-constexpr uint32_t kStorageStorageBuffer = 12;
-constexpr uint32_t kStoragePhysicalStorageBuffer = 5349;
-constexpr uint32_t kVersion14 = 0x00010400u;
-constexpr int kMaxTypeDepth = 32;
-constexpr uint64_t kMaxSize = 0xFFFFFFFFull;
-
-struct Type {
-  uint32_t op = 0;
-  std::vector<uint32_t> operands;  // the words after the result id
-};
-
-struct Constant {
-  bool spec = false;
-  uint32_t type = 0;
-  uint64_t value = 0;
-  std::vector<uint32_t> constituents;  // composites
-};
-
-struct Variable {
-  uint32_t type = 0;  // a pointer type
-  uint32_t storage = 0;
-};
-
-struct EntryRecord {
-  uint32_t model = 0;
-  uint32_t function = 0;
-  std::string name;
-  std::vector<uint32_t> interface;
-};
-
-struct Decorations {
-  bool has_set = false, has_binding = false, has_spec_id = false;
-  bool block = false, buffer_block = false, workgroup_size = false;
-  uint32_t set = 0, binding = 0, spec_id = 0;
-};
-
-class Parser {
- public:
-  Parser(const uint32_t* words, size_t count) : words_(words), count_(count) {}
-
-  bool run(ReflectedModule* out, std::string* error);
-
- private:
-  bool fail(std::string message) {
-    error_ = std::move(message);
-    return false;
-  }
-  bool read_string(size_t begin, size_t end, std::string* out, size_t* next);
-  bool parse_instruction(uint32_t op, size_t at, size_t length);
-  bool build(ReflectedModule* out);
-  bool type_size(uint32_t id, int depth, uint64_t* size, uint32_t* alignment);
-  bool type_size_uncached(uint32_t id, int depth, uint64_t* size, uint32_t* alignment);
-  bool constant_value(uint32_t id, uint64_t* value, uint32_t* spec_id);
-  bool resolve_block(const std::vector<uint32_t>& ids, ReflectedEntryPoint* entry);
-
-  const uint32_t* words_;
-  size_t count_;
-  std::string error_;
-  uint32_t version_ = 0;
-  bool physical_storage_buffer_ = false;
-  std::vector<uint32_t> capabilities_;
-  std::vector<EntryRecord> entries_;
-  std::unordered_map<uint32_t, std::vector<uint32_t>> local_size_;  // function -> x,y,z
-  std::unordered_map<uint32_t, std::vector<uint32_t>> local_size_id_;
-  std::unordered_map<uint32_t, Type> types_;
-  std::unordered_map<uint32_t, Constant> constants_;
-  std::vector<std::pair<uint32_t, Variable>> variables_;  // in declaration order
-  std::unordered_map<uint32_t, Decorations> decorations_;
-  std::unordered_map<uint64_t, uint32_t> member_offsets_;  // (struct << 32 | member) -> offset
-  std::unordered_map<uint32_t, std::string> names_;
-  std::unordered_map<uint32_t, std::pair<uint64_t, uint32_t>> sizes_;  // type -> size, alignment
-};
+namespace hal::vulkan::spirv {
 
 bool Parser::read_string(size_t begin, size_t end, std::string* out, size_t* next) {
   out->clear();
@@ -262,6 +142,23 @@ bool Parser::parse_instruction(uint32_t op, size_t at, size_t length) {
       constants_[words_[at + 2]] = std::move(constant);
       return true;
     }
+    case kOpConstantNull: {
+      if (!need(3)) return false;
+      Constant constant;
+      constant.type = words_[at + 1];
+      constants_[words_[at + 2]] = std::move(constant);
+      return true;
+    }
+    case kOpSpecConstantOp: {
+      if (!need(4)) return false;
+      Constant constant;
+      constant.spec = true;
+      constant.type = words_[at + 1];
+      constant.operation = words_[at + 3];
+      constant.operands.assign(words_ + at + 4, words_ + end);
+      constants_[words_[at + 2]] = std::move(constant);
+      return true;
+    }
     case kOpConstantComposite:
     case kOpSpecConstantComposite: {
       if (!need(3)) return false;
@@ -275,6 +172,7 @@ bool Parser::parse_instruction(uint32_t op, size_t at, size_t length) {
     case kOpVariable:
       if (!need(4)) return false;
       variables_.emplace_back(words_[at + 2], Variable{words_[at + 1], words_[at + 3]});
+      if (words_[at + 3] == kStoragePushConstant) push_variables_.insert(words_[at + 2]);
       return true;
     case kOpDecorate: {
       if (!need(3)) return false;
@@ -322,22 +220,9 @@ bool Parser::parse_instruction(uint32_t op, size_t at, size_t length) {
       }
       return true;
     default:
+      trace(op, at, length);
       return true;
   }
-}
-
-bool Parser::constant_value(uint32_t id, uint64_t* value, uint32_t* spec_id) {
-  auto it = constants_.find(id);
-  if (it == constants_.end() || !it->second.constituents.empty()) {
-    return fail(fmt::format("id %{} is not a scalar constant", id));
-  }
-  *value = it->second.value;
-  *spec_id = kNoSpecId;
-  if (it->second.spec) {
-    auto d = decorations_.find(id);
-    if (d != decorations_.end() && d->second.has_spec_id) *spec_id = d->second.spec_id;
-  }
-  return true;
 }
 
 // Size and base alignment of a type as laid out in memory. Struct members use their Offset
@@ -392,15 +277,10 @@ bool Parser::type_size_uncached(uint32_t id, int depth, uint64_t* size, uint32_t
       uint64_t element = 0;
       uint32_t element_alignment = 0;
       if (!type_size(o[0], depth + 1, &element, &element_alignment)) return false;
-      uint64_t length = 0;
-      uint32_t spec = kNoSpecId;
-      if (!constant_value(o[1], &length, &spec)) {
-        // A length computed from specialization constants (OpSpecConstantOp) is known only
-        // when the pipeline is created: count it as empty here.
-        error_.clear();
-        length = 0;
-      }
-      length &= 0xFFFFFFFFull;
+      // The length after specialization. One decided at launch, or one this parser cannot
+      // evaluate, counts as empty.
+      const Value length_value = evaluate(o[1], /*at_launch=*/true, 0);
+      const uint64_t length = length_value.known ? length_value.bits & 0xFFFFFFFFull : 0;
       if (element != 0 && length > kMaxSize / element) {
         return fail(fmt::format("array type %{} is larger than 4 GiB", id));
       }
@@ -441,19 +321,6 @@ bool Parser::type_size_uncached(uint32_t id, int depth, uint64_t* size, uint32_t
     default:
       return fail(fmt::format("type %{} (opcode {}) has no size", id, type.op));
   }
-}
-
-bool Parser::resolve_block(const std::vector<uint32_t>& ids, ReflectedEntryPoint* entry) {
-  if (ids.size() != 3) return fail("a workgroup size needs three components");
-  for (int d = 0; d < 3; ++d) {
-    uint64_t value = 0;
-    uint32_t spec = kNoSpecId;
-    if (!constant_value(ids[d], &value, &spec)) return false;
-    entry->block[d] = static_cast<uint32_t>(value);
-    entry->block_spec_id[d] = spec;
-  }
-  entry->block_declared = true;
-  return true;
 }
 
 bool Parser::build(ReflectedModule* out) {
@@ -503,6 +370,9 @@ bool Parser::build(ReflectedModule* out) {
   }
   if (builtins > 1) workgroup_size_builtin.clear();
 
+  // Workgroup sizes first: they decide which constants are set at launch, and so which shared
+  // arrays have a size known at load.
+  std::vector<const EntryRecord*> records;
   for (const EntryRecord& record : entries_) {
     if (record.model != kExecutionModelGLCompute) continue;
     ReflectedEntryPoint entry;
@@ -515,6 +385,13 @@ bool Parser::build(ReflectedModule* out) {
     } else if (auto ids = local_size_id_.find(record.function); ids != local_size_id_.end()) {
       if (!resolve_block(ids->second, &entry)) return false;
     }
+    module.entry_points.push_back(std::move(entry));
+    records.push_back(&record);
+  }
+
+  for (size_t e = 0; e < records.size(); ++e) {
+    const EntryRecord& record = *records[e];
+    ReflectedEntryPoint& entry = module.entry_points[e];
 
     // Resources: from SPIR-V 1.4 on the interface lists every global the entry point uses;
     // before, it lists only inputs and outputs, so every resource of the module counts.
@@ -586,10 +463,15 @@ bool Parser::build(ReflectedModule* out) {
             if (type.op == kOpTypeInt && !type.operands.empty() && type.operands[0] == 64) {
               member.is_address = true;
             }
-            if (type.op == kOpTypePointer && !type.operands.empty() &&
+            if (type.op == kOpTypePointer && type.operands.size() >= 2 &&
                 type.operands[0] == kStoragePhysicalStorageBuffer) {
               member.is_address = true;
+              member.address_alignment = scalar_alignment(type.operands[1], 0);
             }
+          }
+          if (auto traced = access_alignment_.find(member_key(id, m));
+              member.is_address && traced != access_alignment_.end()) {
+            member.address_alignment = traced->second;
           }
           member.size = static_cast<uint32_t>(size);
           member.alignment = alignment;
@@ -615,22 +497,44 @@ bool Parser::build(ReflectedModule* out) {
               [](const ReflectedBinding& a, const ReflectedBinding& b) {
                 return a.set != b.set ? a.set < b.set : a.binding < b.binding;
               });
-    module.entry_points.push_back(std::move(entry));
+    // Variables that alias one binding (views of one buffer with different types) are one
+    // descriptor, and so one parameter. A kind other than a storage buffer wins, so that the
+    // binding is refused as that kind.
+    std::vector<ReflectedBinding> merged;
+    for (ReflectedBinding& binding : entry.bindings) {
+      if (!merged.empty() && merged.back().set == binding.set &&
+          merged.back().binding == binding.binding) {
+        ReflectedBinding& into = merged.back();
+        if (binding.kind != DescriptorKind::kStorageBuffer) into.kind = binding.kind;
+        into.is_array = into.is_array || binding.is_array;
+        if (!binding.name.empty()) into.name += (into.name.empty() ? "" : "/") + binding.name;
+        continue;
+      }
+      merged.push_back(std::move(binding));
+    }
+    entry.bindings = std::move(merged);
   }
   *out = std::move(module);
   return true;
 }
 
-}  // namespace
+}  // namespace hal::vulkan::spirv
 
-bool reflect_spirv(const uint32_t* words, size_t word_count, ReflectedModule* out,
-                   std::string* error) {
+namespace hal::vulkan {
+
+bool reflect_spirv(const uint32_t* words, size_t word_count, const ReflectOptions& options,
+                   ReflectedModule* out, std::string* error) {
   if (words == nullptr) {
     *error = "no SPIR-V words";
     return false;
   }
-  Parser parser(words, word_count);
+  spirv::Parser parser(words, word_count, options);
   return parser.run(out, error);
+}
+
+bool reflect_spirv(const uint32_t* words, size_t word_count, ReflectedModule* out,
+                   std::string* error) {
+  return reflect_spirv(words, word_count, ReflectOptions{}, out, error);
 }
 
 }  // namespace hal::vulkan

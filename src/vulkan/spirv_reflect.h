@@ -42,20 +42,31 @@ struct ReflectedPushMember {
   uint32_t alignment = 0;
   // A 64-bit integer or a PhysicalStorageBuffer pointer: a device address (kernel ABI rule 2).
   bool is_address = false;
+  // Addresses only: the alignment the kernel needs of the address. The widest access the entry
+  // point's code makes through it (its Aligned memory operand, else the scalar's size), traced
+  // from the push-constant load through access chains, bitcasts, integer offsets and function
+  // variables. When no access is traced: the widest scalar of a PhysicalStorageBuffer pointee,
+  // 1 for a plain 64-bit integer.
+  uint32_t address_alignment = 1;
 };
 
 struct ReflectedEntryPoint {
   std::string name;
-  // The workgroup size, per dimension: a fixed value, or a specialization constant (its SpecId
-  // in |block_spec_id|, its default in |block|). From LocalSize, LocalSizeId, or a
-  // WorkgroupSize built-in constant (which overrides both, as in the SPIR-V spec).
+  // The workgroup size, per dimension. From LocalSize, LocalSizeId, or a WorkgroupSize built-in
+  // constant (which overrides both, as in the SPIR-V spec), evaluated after specialization: a
+  // literal, a constant given a value at load, or an OpSpecConstantOp expression is fixed. Only
+  // a dimension that is a bare specialization constant left without a value at load is decided
+  // by each launch: its SpecId is in |block_spec_id|, its default in |block|.
   uint32_t block[3] = {1, 1, 1};
   uint32_t block_spec_id[3] = {kNoSpecId, kNoSpecId, kNoSpecId};
   bool block_declared = false;  // false: no LocalSize of any kind (invalid for GLCompute)
   std::vector<ReflectedBinding> bindings;         // sorted by (set, binding)
   std::vector<ReflectedPushMember> push_members;  // sorted by offset
   uint32_t push_constant_size = 0;  // bytes the push-constant block spans, rounded up to 4
-  uint32_t workgroup_bytes = 0;     // static shared memory, spec-sized arrays at their defaults
+  // Static shared memory: every Workgroup variable, arrays sized by specialization constants at
+  // their specialized values. An array whose length depends on a value decided at launch (the
+  // shared-bytes constant, a launch-decided block dimension) or cannot be evaluated counts 0.
+  uint32_t workgroup_bytes = 0;
 };
 
 struct ReflectedSpecConstant {
@@ -71,8 +82,23 @@ struct ReflectedModule {
   std::vector<uint32_t> capabilities;         // every OpCapability operand, in module order
 };
 
+// A value given to a specialization constant at load. Only the constant's own width is read
+// (the low bytes of |value|; a boolean is true when nonzero, as VkBool32).
+struct SpecValue {
+  uint32_t id = 0;
+  uint64_t value = 0;
+};
+
+struct ReflectOptions {
+  std::vector<SpecValue> specializations;  // ids the module does not declare are ignored
+  uint32_t launch_spec_id = kNoSpecId;     // a constant each launch sets (the shared-bytes one)
+};
+
 // Parses |word_count| native-endian words. Returns false with |error| set (what was wrong and at
 // which word) on malformed input.
+bool reflect_spirv(const uint32_t* words, size_t word_count, const ReflectOptions& options,
+                   ReflectedModule* out, std::string* error);
+// The same with no specialization: every constant at its default.
 bool reflect_spirv(const uint32_t* words, size_t word_count, ReflectedModule* out,
                    std::string* error);
 

@@ -71,10 +71,11 @@ hal::ParamInfo parse_param(const std::string& type, const std::string& context) 
   static constexpr Named kValues[] = {{"u8", 1},  {"i8", 1},  {"u16", 2}, {"i16", 2}, {"u32", 4},
                                       {"i32", 4}, {"f32", 4}, {"u64", 8}, {"i64", 8}, {"f64", 8}};
   hal::ParamInfo param;
-  if (type == "ptr") {
+  if (type.rfind("ptr", 0) == 0) {
+    // "ptr": the device's pointer_alignment applies (set at load); "ptrN": N bytes.
     param.kind = HAL_PARAM_POINTER;
     param.size = 8;
-    param.alignment = 8;
+    param.alignment = type.size() > 3 ? parse_number(type.substr(3), context) : 0;
     return param;
   }
   for (const Named& v : kValues) {
@@ -419,6 +420,11 @@ hal_status DoubleDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size
       for (const hal::FunctionDesc& desc : it->second) {
         auto function = std::make_unique<DoubleFunction>();
         function->desc = desc;
+        for (hal::ParamInfo& param : function->desc.params) {
+          if (param.kind == HAL_PARAM_POINTER && param.alignment == 0) {
+            param.alignment = info.pointer_alignment;
+          }
+        }
         module->functions.push_back(std::move(function));
       }
     }

@@ -164,7 +164,8 @@ inline constexpr const char* kBrokenReason =
 // gets functions described by |spec|; any other blob loads with no functions at all.
 //
 // |spec| lists functions separated by ';', each "name(param, ...) option ...":
-//   params   ptr (a device pointer), u8 i8 u16 i16 u32 i32 f32 u64 i64 f64 (values), bytesN
+//   params   ptr (a device pointer at the device's pointer_alignment), ptrN (one that needs N-byte
+//            alignment), u8 i8 u16 i16 u32 i32 f32 u64 i64 f64 (values), bytesN
 //            (an N-byte value, alignment 1), or a lone ? when the parameter list is unknown;
 //   options  block=X,Y,Z (a fixed block size), shared=N (static shared bytes), maxthreads=N,
 //            nodynamic (dynamic shared memory cannot be sized at launch), sharedrequired

@@ -25,7 +25,8 @@ class Launch : public DoubleTest {
                    "noargs();"
                    "small(u32) maxthreads=32;"
                    "wide(u32) maxthreads=512;"
-                   "mixed(u8, ptr, f64, bytes12, i16)");
+                   "mixed(u8, ptr, f64, bytes12, i16);"
+                   "raw(ptr4, ptr1, ptr)");
     module_ = load(gpu, blob);
     vadd_ = function(module_, "vadd");
     a_ = alloc(1024);
@@ -167,6 +168,31 @@ TEST_F(Launch, PointerArgumentsMustBeLiveAlignedAndOnTheDevice) {
 
   // The last aligned address inside the allocation is fine.
   EXPECT_OK(with_first(a_ + 1024 - 16));
+}
+
+// Each pointer parameter is checked against its own alignment (hal_param_info.alignment), not the
+// device's: a raw address needs only what the kernel's accesses need.
+TEST_F(Launch, PointerAlignmentIsPerParameter) {
+  hal_function raw = function(module_, "raw");
+  const uint32_t expected[] = {4, 1, 16};
+  for (uint32_t i = 0; i < 3; ++i) {
+    hal_param_info p{};
+    p.struct_size = sizeof(p);
+    ASSERT_OK(hal_function_get_param(raw, i, &p));
+    EXPECT_EQ(p.alignment, expected[i]) << i;
+  }
+  const size_t before = gpu_double->launches().size();
+  auto with = [&](hal_deviceptr x, hal_deviceptr y, hal_deviceptr z) {
+    void* args[] = {&x, &y, &z};
+    return launch(raw, ok_config(), args);
+  };
+  EXPECT_OK(with(a_ + 4, b_ + 3, c_ + 16));
+  EXPECT_EQ(gpu_double->launches().size(), before + 1);
+  EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, with(a_ + 2, b_, c_));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"'raw' parameter 0", "not a multiple of 4 bytes"}));
+  EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, with(a_, b_, c_ + 4));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"'raw' parameter 2", "not a multiple of 16 bytes"}));
+  EXPECT_EQ(gpu_double->launches().size(), before + 1);
 }
 
 TEST_F(Launch, GridMustBePositiveAndWithinTheDevice) {
@@ -325,6 +351,7 @@ TEST_F(Launch, ParamInfoDescribesEachParameter) {
   ASSERT_OK(hal_function_get_param(vadd_, 0, &p));
   EXPECT_EQ(p.kind, HAL_PARAM_POINTER);
   EXPECT_EQ(p.size, 8u);
+  EXPECT_EQ(p.alignment, 16u);  // the device's pointer_alignment, as for a bound buffer
   EXPECT_EQ(p.struct_size, sizeof(p));
   ASSERT_OK(hal_function_get_param(vadd_, 3, &p));
   EXPECT_EQ(p.kind, HAL_PARAM_VALUE);

@@ -437,6 +437,7 @@ TEST_F(CudaBackendTest, LoadsPtxAndDescribesItsEntries) {
   EXPECT_TRUE(add_one.params_known);
   ASSERT_EQ(add_one.params.size(), 2u);
   EXPECT_EQ(add_one.params[0].kind, HAL_PARAM_POINTER);
+  EXPECT_EQ(add_one.params[0].alignment, 4u);  // ".ptr .global .align 4"
   EXPECT_EQ(add_one.params[1].kind, HAL_PARAM_VALUE);
   EXPECT_EQ(add_one.params[1].size, 4u);
   EXPECT_EQ(add_one.block[0], 64u);
@@ -445,6 +446,7 @@ TEST_F(CudaBackendTest, LoadsPtxAndDescribesItsEntries) {
   const hal::FunctionDesc& mixed = module->functions[1]->desc;
   ASSERT_EQ(mixed.params.size(), 4u);
   EXPECT_EQ(mixed.params[0].kind, HAL_PARAM_POINTER);  // float*
+  EXPECT_EQ(mixed.params[0].alignment, 1u);            // no ".ptr .align": any address
   EXPECT_EQ(mixed.params[1].kind, HAL_PARAM_VALUE);    // unsigned long, from the mangled name
   EXPECT_EQ(mixed.params[2].kind, HAL_PARAM_VALUE);    // double
   EXPECT_EQ(mixed.max_threads_per_block, 512u);

@@ -255,8 +255,10 @@ TEST(PtxReader, ReadsJoinedPointerAttributes) {
   EXPECT_EQ(k.params[0].kind, ParamKind::kPointer);
   EXPECT_EQ(k.params[0].size, 8u);
   EXPECT_EQ(k.params[0].alignment, 8u);  // .align after .ptr is the pointee's
+  EXPECT_EQ(k.params[0].pointee_alignment, 16u);
   EXPECT_EQ(k.params[1].kind, ParamKind::kPointer);
   EXPECT_EQ(k.params[1].alignment, 8u);
+  EXPECT_EQ(k.params[1].pointee_alignment, 1u);
   EXPECT_EQ(k.params[2].kind, ParamKind::kValue);  // 4 bytes: not a hal_deviceptr
   EXPECT_EQ(k.params[2].size, 4u);
   EXPECT_EQ(k.params[2].alignment, 4u);

@@ -22,13 +22,20 @@ std::vector<uint32_t> words_of(const std::string& name) {
   return words;
 }
 
-ReflectedModule reflect(const std::string& name) {
+ReflectedModule reflect(const std::string& name, const ReflectOptions& options = {}) {
   std::vector<uint32_t> words = words_of(name);
   EXPECT_FALSE(words.empty()) << name;
   ReflectedModule module;
   std::string error;
-  EXPECT_TRUE(reflect_spirv(words.data(), words.size(), &module, &error)) << error;
+  EXPECT_TRUE(reflect_spirv(words.data(), words.size(), options, &module, &error)) << error;
   return module;
+}
+
+const ReflectedEntryPoint* entry_named(const ReflectedModule& module, const std::string& name) {
+  for (const ReflectedEntryPoint& entry : module.entry_points) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
 }
 
 TEST(SpirvReflect, VectorAdd) {
@@ -110,11 +117,112 @@ TEST(SpirvReflect, SpecConstantsAndWorkgroupSizes) {
     ASSERT_EQ(module.spec_constants.size(), 3u) << name;  // ids 0, 1, 2, each once
   }
 
+  // shared_sum sizes its array by constant 7 (SHARED_BYTES / 4, default 4 bytes).
   ReflectedModule shared = reflect("shared_sum");
   ASSERT_EQ(shared.entry_points.size(), 1u);
-  EXPECT_EQ(shared.entry_points[0].workgroup_bytes, 0u);  // sized by a spec constant
+  EXPECT_EQ(shared.entry_points[0].workgroup_bytes, 4u);
   ASSERT_EQ(shared.spec_constants.size(), 1u);
   EXPECT_EQ(shared.spec_constants[0].id, 7u);
+  ReflectOptions given;
+  given.specializations = {{7, 256}};
+  EXPECT_EQ(reflect("shared_sum", given).entry_points[0].workgroup_bytes, 256u);
+  // As the shared-bytes constant it is decided at launch: dynamic, not static, memory.
+  ReflectOptions at_launch;
+  at_launch.launch_spec_id = 7;
+  EXPECT_EQ(reflect("shared_sum", at_launch).entry_points[0].workgroup_bytes, 0u);
+}
+
+// A workgroup size made of specialization constants is fixed once they are given at load; a
+// dimension left without a value stays the launch's to choose.
+TEST(SpirvReflect, WorkgroupSizeFixedBySpecialization) {
+  for (const char* name : {"local_size_id", "workgroup_size_spec"}) {
+    SCOPED_TRACE(name);
+    ReflectOptions all;
+    all.specializations = {{0, 8}, {1, 2}, {2, 1}, {42, 5}};
+    const ReflectedEntryPoint entry = reflect(name, all).entry_points.at(0);
+    EXPECT_EQ(entry.block[0], 8u);
+    EXPECT_EQ(entry.block[1], 2u);
+    EXPECT_EQ(entry.block[2], 1u);
+    for (int d = 0; d < 3; ++d) EXPECT_EQ(entry.block_spec_id[d], kNoSpecId) << d;
+
+    ReflectOptions x_only;
+    x_only.specializations = {{0, 16}};
+    const ReflectedEntryPoint partial = reflect(name, x_only).entry_points.at(0);
+    EXPECT_EQ(partial.block[0], 16u);
+    EXPECT_EQ(partial.block_spec_id[0], kNoSpecId);
+    EXPECT_EQ(partial.block_spec_id[1], 1u);
+    EXPECT_EQ(partial.block_spec_id[2], 2u);
+  }
+}
+
+// spec_matmul.comp: a production-style shader. Shared arrays sized by OpSpecConstantOp
+// expressions of the tile constants, the workgroup size by constant 0, an aliased binding.
+TEST(SpirvReflect, ProductionStyleMatmulAfterSpecialization) {
+  const ReflectedModule defaults = reflect("spec_matmul");
+  ASSERT_EQ(defaults.entry_points.size(), 1u);
+  const ReflectedEntryPoint& d = defaults.entry_points[0];
+  // glslc gives local_size_x_id its own constant, default 1, besides BLOCK_SIZE's (64), both
+  // SpecId 0: unspecialized, they disagree, which is why engines always give constant 0.
+  EXPECT_EQ(d.block[0], 1u);
+  EXPECT_EQ(d.block_spec_id[0], 0u);  // no value given: the launch chooses
+  // vec2 buf_a[BM * (BK / 2 + 1)] + float buf_b[BN * (BK + 1)] at BM = BN = 32, BK = 8.
+  EXPECT_EQ(d.workgroup_bytes, 32u * 5 * 8 + 32u * 9 * 4);
+  ASSERT_EQ(d.bindings.size(), 3u) << "two views of binding 0 are one parameter";
+  EXPECT_EQ(d.bindings[0].binding, 0u);
+  EXPECT_EQ(d.bindings[1].binding, 1u);
+  EXPECT_EQ(d.push_members.size(), 15u);
+  ASSERT_EQ(defaults.spec_constants.size(), 6u);
+
+  ReflectOptions options;
+  options.specializations = {{0, 128}, {1, 64}, {2, 16}, {3, 16}, {4, 8}, {5, 1}, {6, 0}, {9, 77}};
+  const ReflectedEntryPoint e = reflect("spec_matmul", options).entry_points.at(0);
+  EXPECT_EQ(e.block[0], 128u);
+  EXPECT_EQ(e.block_spec_id[0], kNoSpecId);
+  EXPECT_EQ(e.workgroup_bytes, 64u * 9 * 8 + 16u * 17 * 4);
+  // BK is signed: -4 makes BK / 2 + 1 negative, and the sizes wrap as 32-bit unsigned values.
+  ReflectOptions negative;
+  negative.specializations = {{3, static_cast<uint32_t>(-4)}};
+  std::vector<uint32_t> words = words_of("spec_matmul");
+  ReflectedModule module;
+  std::string error;
+  EXPECT_FALSE(reflect_spirv(words.data(), words.size(), negative, &module, &error));
+  EXPECT_NE(error.find("larger than 4 GiB"), std::string::npos) << error;
+}
+
+// Every OpSpecConstantOp operation a shader may use, evaluated as SPIR-V defines it.
+TEST(SpirvReflect, SpecConstantOpsAreEvaluated) {
+  struct Case {
+    const char* entry;
+    uint32_t value;  // the array length
+  };
+  const Case cases[] = {{"smod", 2},     {"srem", 6},     {"sdiv", 13},    {"shl", 16},
+                        {"sra", 4},      {"slt", 7},      {"ult", 9},      {"uconvert", 5},
+                        {"extract", 11}, {"div_zero", 0}, {"spec_mul", 6}, {"bits", 48},
+                        {"logic", 2},    {"spec_bool", 8}};
+  const ReflectedModule module = reflect("spec_ops");
+  for (const Case& c : cases) {
+    const ReflectedEntryPoint* entry = entry_named(module, c.entry);
+    ASSERT_NE(entry, nullptr) << c.entry;
+    EXPECT_EQ(entry->workgroup_bytes, 4 * c.value) << c.entry;
+  }
+  ReflectOptions options;
+  options.specializations = {{0, 10}, {1, 1}};
+  const ReflectedModule given = reflect("spec_ops", options);
+  EXPECT_EQ(entry_named(given, "spec_mul")->workgroup_bytes, 4u * 20);
+  EXPECT_EQ(entry_named(given, "spec_bool")->workgroup_bytes, 4u * 4);
+}
+
+// The alignment a buffer-device-address parameter needs is that of the widest access through it.
+TEST(SpirvReflect, AddressAlignmentFromAccesses) {
+  const ReflectedEntryPoint entry = reflect("bda_align").entry_points.at(0);
+  ASSERT_EQ(entry.push_members.size(), 5u);
+  EXPECT_EQ(entry.push_members[0].address_alignment, 4u);   // float loads and stores
+  EXPECT_EQ(entry.push_members[1].address_alignment, 16u);  // vec4 stores, Aligned 16
+  EXPECT_EQ(entry.push_members[2].address_alignment, 4u);   // a uint atomic, address + 4
+  EXPECT_EQ(entry.push_members[3].address_alignment, 1u);   // never dereferenced
+  EXPECT_FALSE(entry.push_members[4].is_address);
+  const ReflectedEntryPoint bda = reflect("bda").entry_points.at(0);
+  for (int m = 0; m < 3; ++m) EXPECT_EQ(bda.push_members[m].address_alignment, 4u) << m;
 }
 
 TEST(SpirvReflect, SeveralEntryPoints) {
