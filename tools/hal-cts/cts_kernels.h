@@ -18,4 +18,10 @@ extern const size_t kIndexSpirvBytes;
 extern const char kIndexPtx[];
 extern const size_t kIndexPtxBytes;
 
+// SPIR-V 1.5 with buffer device addresses (devices with HAL_FEATURE_BUFFER_DEVICE_ADDRESS),
+// entry point "main", block 64: y[i] = x[i] * 2 + 1 for i < n. Parameters: x, y (addresses in
+// push constants, each needing 4-byte alignment), n (u32).
+extern const uint32_t kAddressSpirv[];
+extern const size_t kAddressSpirvBytes;
+
 }  // namespace cts

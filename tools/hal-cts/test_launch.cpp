@@ -255,14 +255,19 @@ TEST_P(Launch, ArgumentValidation) {
   void* outside[] = {&past, &n, &value};
   CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
                     hal_launch(stream_, fill_.function, &c, outside));
-  if (info().pointer_alignment > 1) {
-    hal_deviceptr odd = y.ptr + info().pointer_alignment / 2;
+  // Each pointer parameter states the alignment it needs (hal_param_info.alignment).
+  hal_param_info param{};
+  param.struct_size = sizeof param;
+  CTS_ASSERT_OK(hal_function_get_param(fill_.function, 0, &param));
+  EXPECT_GE(param.alignment, 1u);
+  if (param.alignment > 1) {
+    hal_deviceptr odd = y.ptr + param.alignment / 2;
     void* misaligned[] = {&odd, &n, &value};
     CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_launch",
                       hal_launch(stream_, fill_.function, &c, misaligned));
   }
   // An interior pointer at the required alignment is a valid argument.
-  hal_deviceptr interior = y.ptr + std::max<uint32_t>(info().pointer_alignment, 4) * 4;
+  hal_deviceptr interior = y.ptr + std::max<uint32_t>(param.alignment, 4) * 4;
   void* inside[] = {&interior, &n, &value};
   CTS_EXPECT_OK(hal_launch(stream_, fill_.function, &c, inside));
   // A pointer into memory that has been freed.
@@ -278,6 +283,52 @@ TEST_P(Launch, ArgumentValidation) {
   CTS_EXPECT_STATUS(HAL_ERROR_INVALID_HANDLE, "hal_launch", hal_launch(stream_, nullptr, &c, good));
   CTS_EXPECT_OK(hal_stream_synchronize(stream_));
   expect_device_works("refused launches");
+}
+
+// Pointers at 4-byte offsets inside their allocations reach kernels that take raw addresses
+// (PTX, and SPIR-V buffer device addresses), as `x + 1` on an int* does in CUDA: the kernel
+// computes on exactly the elements from there on. y[i] = x[i] * 2 + 1 (SPIR-V, cts_kernels.h) or
+// out[i] = i + 1 (PTX).
+TEST_P(Launch, RawAddressesAtFourByteOffsets) {
+  const bool spirv = pack_ir() == HAL_IR_SPIRV;
+  if (spirv && (info().features & HAL_FEATURE_BUFFER_DEVICE_ADDRESS) == 0) {
+    GTEST_SKIP() << "SPIR-V kernels take raw addresses only with buffer device addresses, "
+                    "which this device does not have.";
+  }
+  if (!spirv && pack_ir() != HAL_IR_PTX) GTEST_SKIP() << "The device takes neither PTX nor SPIR-V.";
+  hal_module module = nullptr;
+  if (spirv) {
+    CTS_ASSERT_OK(hal_module_load(device(), kAddressSpirv, kAddressSpirvBytes, nullptr, &module));
+  } else {
+    CTS_ASSERT_OK(hal_module_load(device(), kIndexPtx, kIndexPtxBytes, nullptr, &module));
+  }
+  hal_function f = nullptr;
+  CTS_ASSERT_OK(hal_module_get_function(module, spirv ? "main" : "cts_index", &f));
+  uint32_t n = 100;
+  std::vector<int32_t> x(n + 1);
+  for (uint32_t i = 0; i <= n; ++i) x[i] = static_cast<int32_t>(i * 3) - 50;
+  Buffer in(device(), (n + 1) * 4), out(device(), (n + 2) * 4);
+  ASSERT_TRUE(in.ok() && out.ok());
+  CTS_ASSERT_OK(hal_memcpy_htod(stream_, in.ptr, x.data(), x.size() * 4));
+  CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0xFFFFFFFFu, n + 2));
+  hal_deviceptr x1 = in.ptr + 4, y1 = out.ptr + 4;
+  void* spirv_args[] = {&x1, &y1, &n};
+  void* ptx_args[] = {&y1, &n};
+  const hal_launch_config c = {
+      {(n + 63) / 64, 1, 1}, {spirv ? 0u : 64u, spirv ? 0u : 1u, spirv ? 0u : 1u}, 0};
+  CTS_ASSERT_OK(hal_launch(stream_, f, &c, spirv ? spirv_args : ptx_args));
+  std::vector<int32_t> got(n + 2);
+  CTS_ASSERT_OK(hal_memcpy_dtoh(stream_, got.data(), out.ptr, got.size() * 4));
+  CTS_ASSERT_OK(hal_stream_synchronize(stream_));
+  EXPECT_EQ(got[0], -1) << "the element before the pointer was written";
+  EXPECT_EQ(got[n + 1], -1) << "the element after the last was written";
+  size_t wrong = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const int32_t want = spirv ? x[i + 1] * 2 + 1 : static_cast<int32_t>(i + 1);
+    wrong += got[i + 1] != want;
+  }
+  EXPECT_EQ(wrong, 0u) << "elements computed from the wrong place";
+  CTS_EXPECT_OK(hal_module_unload(module));
 }
 
 INSTANTIATE_TEST_SUITE_P(, Launch, ::testing::ValuesIn(device_params()), device_name);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cts.h"
+#include "cts_kernels.h"
 
 namespace cts {
 namespace {
@@ -235,9 +236,18 @@ TEST_P(Modules, SpecializationConstants) {
                              " BK=" + std::to_string(t.bk);
     SCOPED_TRACE(what);
     if ((t.bm + t.bn) * t.bk * 4 > info().max_shared_memory_per_block) continue;
-    const std::vector<hal_specialization> spec = {{0, 4, &t.bm}, {1, 4, &t.bn}, {2, 4, &t.bk}};
+    // A superset, as engines pass it: ids 3 and 99 are not in this module, and are ignored as
+    // Vulkan ignores them.
+    const uint32_t unused = 7;
+    const std::vector<hal_specialization> spec = {
+        {0, 4, &t.bm}, {1, 4, &t.bn}, {2, 4, &t.bk}, {3, 4, &unused}, {99, 4, &unused}};
     Kernel k;
     ASSERT_NO_FATAL_FAILURE(k.load(device(), "matmul_tiled_f32_64x64", HAL_IR_SPIRV, spec));
+    hal_function_info fi{};
+    fi.struct_size = sizeof fi;
+    CTS_ASSERT_OK(hal_function_get_info(k.function, &fi));
+    EXPECT_EQ(fi.static_shared_bytes, (t.bm + t.bn) * t.bk * 4)
+        << "shared arrays sized by the constants count at their specialized sizes";
     CTS_ASSERT_OK(hal_memset_d32(stream_, dc.ptr, 0x7FC00000u, size_t{M} * N));  // NaN
     uint32_t m = M, n = N, kk = K, lda = K, ldb = N, ldc = N;
     float alpha = 1.0f, beta = 0.0f;
@@ -250,22 +260,85 @@ TEST_P(Modules, SpecializationConstants) {
     const ref::Check check = ref::compare(got, want);
     EXPECT_TRUE(check.ok()) << what << ": " << check.summary();
   }
-  // An id the module does not have, and a size that does not match the constant.
+  // A size that does not match the constant's.
   const hal_kernel_blob* blob = hal_kernels_find("matmul_tiled_f32_64x64", HAL_IR_SPIRV);
-  const uint32_t v = 32;
   const uint64_t wide = 32;
   hal_module_options o{};
   o.struct_size = sizeof o;
   o.specialization_count = 1;
   hal_module m = nullptr;
-  const hal_specialization unknown_id = {99, 4, &v};
-  o.specializations = &unknown_id;
-  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_module_load",
-                    hal_module_load(device(), blob->data, blob->size, &o, &m));
   const hal_specialization wrong_size = {0, 8, &wide};
   o.specializations = &wrong_size;
   CTS_EXPECT_STATUS(HAL_ERROR_INVALID_ARGUMENT, "hal_module_load",
                     hal_module_load(device(), blob->data, blob->size, &o, &m));
+}
+
+// Tile constants whose shared arrays exceed the device's limit: the module loads, reports the
+// specialized size, and the launch is refused with the numbers before the driver sees it.
+TEST_P(Modules, SpecializedSharedMemoryOverLimit) {
+  if (!takes(HAL_IR_SPIRV)) GTEST_SKIP() << "Specialization constants are SPIR-V only.";
+  const uint32_t bm = 128, bn = 128;
+  const uint32_t bk = info().max_shared_memory_per_block / ((bm + bn) * 4) + 1;
+  const uint32_t bytes = (bm + bn) * bk * 4;
+  const std::vector<hal_specialization> spec = {{0, 4, &bm}, {1, 4, &bn}, {2, 4, &bk}};
+  Kernel k;
+  ASSERT_NO_FATAL_FAILURE(k.load(device(), "matmul_tiled_f32_64x64", HAL_IR_SPIRV, spec));
+  hal_function_info fi{};
+  fi.struct_size = sizeof fi;
+  CTS_ASSERT_OK(hal_function_get_info(k.function, &fi));
+  EXPECT_EQ(fi.static_shared_bytes, bytes);
+  Buffer buf(device(), 4096);
+  ASSERT_TRUE(buf.ok());
+  uint32_t one = 1;
+  float alpha = 1.0f, beta = 0.0f;
+  void* args[] = {&buf.ptr, &buf.ptr, &buf.ptr, &one, &one, &one, &one, &one, &one, &alpha, &beta};
+  const hal_launch_config c = {{1, 1, 1}, {0, 0, 0}, 0};
+  CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
+                    hal_launch(stream_, k.function, &c, args));
+  const std::string message = hal_last_error();
+  EXPECT_NE(message.find(std::to_string(bytes)), std::string::npos) << message;
+  EXPECT_NE(message.find(std::to_string(info().max_shared_memory_per_block)), std::string::npos)
+      << message;
+  expect_device_works("a refused launch over the shared-memory limit");
+}
+
+// A workgroup size built of specialization constants and given at load is the kernel's fixed
+// block: reported by hal_function_get_info, and what block {0,0,0} launches.
+TEST_P(Modules, WorkgroupSizeBySpecialization) {
+  if (!takes(HAL_IR_SPIRV)) GTEST_SKIP() << "Specialization constants are SPIR-V only.";
+  const uint32_t bx = 16, by = 2, bz = 2;
+  const hal_specialization spec[] = {{0, 4, &bx}, {1, 4, &by}, {2, 4, &bz}};
+  hal_module_options o{};
+  o.struct_size = sizeof o;
+  o.specialization_count = 3;
+  o.specializations = spec;
+  hal_module m = nullptr;
+  CTS_ASSERT_OK(hal_module_load(device(), kIndexSpirv, kIndexSpirvBytes, &o, &m));
+  hal_function f = nullptr;
+  CTS_ASSERT_OK(hal_module_get_function(m, "main", &f));
+  hal_function_info fi{};
+  fi.struct_size = sizeof fi;
+  CTS_ASSERT_OK(hal_function_get_info(f, &fi));
+  EXPECT_EQ(fi.block[0], bx);
+  EXPECT_EQ(fi.block[1], by);
+  EXPECT_EQ(fi.block[2], bz);
+  uint32_t n = bx * by * bz * 3;
+  Buffer out(device(), (n + 1) * 4);
+  ASSERT_TRUE(out.ok());
+  CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0, n + 1));
+  void* args[] = {&out.ptr, &n};
+  const hal_launch_config c = {{3, 1, 1}, {0, 0, 0}, 0};
+  CTS_ASSERT_OK(hal_launch(stream_, f, &c, args));
+  std::vector<uint32_t> got(n + 1);
+  CTS_ASSERT_OK(hal_memcpy_dtoh(stream_, got.data(), out.ptr, got.size() * 4));
+  CTS_ASSERT_OK(hal_stream_synchronize(stream_));
+  size_t wrong = 0;
+  for (uint32_t i = 0; i < n; ++i) wrong += got[i] != i + 1;
+  EXPECT_EQ(wrong, 0u) << "threads of the specialized block wrote the wrong values";
+  EXPECT_EQ(got[n], 0u) << "written past the last thread";
+  const hal_launch_config other = {{3, 1, 1}, {bx * 2, by, bz}, 0};
+  CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch", hal_launch(stream_, f, &other, args));
+  CTS_EXPECT_OK(hal_module_unload(m));
 }
 
 TEST_P(Modules, Unload) {
