@@ -318,6 +318,41 @@ FunctionState::~FunctionState() {
   }
 }
 
+hal_status FunctionState::check_launch_shared_memory(const uint32_t block[3],
+                                                     uint32_t shared_bytes) {
+  ReflectOptions options;
+  for (const Specialization& spec : specializations) {
+    options.specializations.push_back(SpecValue{spec.id, spec.value});
+  }
+  bool block_decided_here = false;
+  for (int d = 0; d < 3; ++d) {
+    if (entry.block_spec_id[d] == kNoSpecId) continue;
+    block_decided_here = true;
+    options.specializations.push_back(SpecValue{entry.block_spec_id[d], block[d]});
+  }
+  if (!block_decided_here) return HAL_SUCCESS;  // static_shared_bytes was exact at load
+  if (shared_bytes_constant) {
+    options.specializations.push_back(SpecValue{shared_bytes_constant_id, shared_bytes});
+  }
+  ReflectedModule module;
+  std::string error;
+  if (!reflect_spirv(shader->words.data(), shader->words.size(), options, &module, &error)) {
+    return hal::failf(HAL_ERROR_OUT_OF_RANGE,
+                      "'{}' with block {{{},{},{}}}: its shared memory cannot be sized ({})",
+                      entry.name, block[0], block[1], block[2], error);
+  }
+  const uint32_t limit = device.caps().limits.maxComputeSharedMemorySize;
+  for (const ReflectedEntryPoint& specialized : module.entry_points) {
+    if (specialized.name != entry.name || specialized.workgroup_bytes <= limit) continue;
+    return hal::failf(HAL_ERROR_OUT_OF_RANGE,
+                      "'{}' with block {{{},{},{}}} declares {} bytes of shared memory (arrays "
+                      "sized by its workgroup size{}); the device allows {} per block",
+                      entry.name, block[0], block[1], block[2], specialized.workgroup_bytes,
+                      shared_bytes_constant ? " and shared_bytes" : "", limit);
+  }
+  return HAL_SUCCESS;
+}
+
 hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_bytes,
                                    VkPipeline* out) {
   for (int d = 0; d < 3; ++d) {
@@ -333,6 +368,9 @@ hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_byte
   if (auto it = pipelines_.find(key); it != pipelines_.end()) {
     *out = it->second;
     return HAL_SUCCESS;
+  }
+  if (hal_status status = check_launch_shared_memory(block, shared_bytes); status != HAL_SUCCESS) {
+    return status;
   }
   // Specialization data: the module's constants, then the ones the launch decides (block
   // dimensions and the shared-memory size), which win over the module's for the same id.
@@ -437,7 +475,7 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   VkResult result =
       device.vk().vkCreateShaderModule(device.handle(), &info, nullptr, &shader_module);
   if (result != VK_SUCCESS) return device.check(result, "vkCreateShaderModule");
-  auto shader = std::make_shared<ShaderModuleHandle>(device, shader_module);
+  auto shader = std::make_shared<ShaderModuleHandle>(device, shader_module, std::move(words));
 
   auto module = std::make_unique<VulkanModule>(device);
   for (const ReflectedEntryPoint& entry : reflected.entry_points) {

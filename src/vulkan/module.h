@@ -52,10 +52,14 @@ struct ParamSlot {
 };
 
 struct ShaderModuleHandle {
-  ShaderModuleHandle(VulkanDevice& d, VkShaderModule m) : device(d), module(m) {}
+  ShaderModuleHandle(VulkanDevice& d, VkShaderModule m, std::vector<uint32_t> w)
+      : device(d), module(m), words(std::move(w)) {}
   ~ShaderModuleHandle();
   VulkanDevice& device;
   VkShaderModule module;
+  // The module's words (native endian): read again when a launch decides specialization
+  // constants that size shared memory.
+  std::vector<uint32_t> words;
 };
 
 struct FunctionState {
@@ -64,7 +68,10 @@ struct FunctionState {
   FunctionState(const FunctionState&) = delete;
   FunctionState& operator=(const FunctionState&) = delete;
 
-  // The pipeline for |block| and |shared_bytes|, created on first use.
+  // The pipeline for |block| and |shared_bytes|, created on first use. A block the launch
+  // decides may size shared arrays (shared float buf[gl_WorkGroupSize.x * 16]): before the
+  // pipeline is created, their size at this block is checked against the device
+  // (HAL_ERROR_OUT_OF_RANGE), which hal_launch could not do from static_shared_bytes.
   hal_status pipeline(const uint32_t block[3], uint32_t shared_bytes, VkPipeline* out);
 
   VulkanDevice& device;
@@ -74,11 +81,13 @@ struct FunctionState {
   std::vector<VkDescriptorSetLayout> set_layouts;  // index = set number
   VkPipelineLayout layout = VK_NULL_HANDLE;
   uint32_t push_size = 0;
-  std::vector<Specialization> specializations;  // from the module options
+  std::vector<Specialization> specializations;  // from the module options, declared ids only
   bool shared_bytes_constant = false;
   uint32_t shared_bytes_constant_id = 0;
 
  private:
+  hal_status check_launch_shared_memory(const uint32_t block[3], uint32_t shared_bytes);
+
   std::mutex mutex_;
   std::map<std::array<uint32_t, 4>, VkPipeline> pipelines_;
 };

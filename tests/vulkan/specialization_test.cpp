@@ -4,6 +4,7 @@
 // checked before the driver sees them.
 #include "vk_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -157,6 +158,39 @@ TEST_F(Specialization, SharedMemoryFromConstantsIsChecked) {
   EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, hal_launch(stream_, fn, &config, args));
   EXPECT_TRUE(LastErrorHas(
       {std::to_string(bytes), "static", std::to_string(info_.max_shared_memory_per_block)}));
+}
+
+// Shared memory sized by a workgroup size the launch chooses (buf[gl_WorkGroupSize.x * 16]):
+// each block's size is checked when its pipeline would be built, with the numbers.
+TEST_F(Specialization, SharedMemorySizedByALaunchBlockIsChecked) {
+  hal_function fn = function(load("block_shared"), "main");
+  ASSERT_NE(fn, nullptr);
+  EXPECT_EQ(function_info(fn).block[0], 0u);
+  const uint32_t n = 300;
+  std::vector<float> x(n);
+  for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) * 0.5f;
+  hal_deviceptr dx = upload(x), dy = alloc(n * 4);
+  uint32_t count = n;
+  void* args[] = {&dx, &dy, &count};
+  hal_launch_config config{};
+  config.grid[1] = config.grid[2] = 1;
+  config.block[1] = config.block[2] = 1;
+  config.block[0] = 64;  // 64 * 16 floats: 4 KiB
+  config.grid[0] = (n + 63) / 64;
+  ASSERT_OK(hal_launch(stream_, fn, &config, args));
+  const std::vector<float> y = download<float>(dy, n);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] + 1.0f) << i;
+  // The largest block whose arrays do not fit.
+  uint32_t block = info_.max_block_dim[0];
+  if (std::min(block, info_.max_threads_per_block) * 64u <= info_.max_shared_memory_per_block) {
+    GTEST_SKIP() << "every block of this device fits its shared memory";
+  }
+  block = std::min(block, info_.max_threads_per_block);
+  config.block[0] = block;
+  config.grid[0] = 1;
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, hal_launch(stream_, fn, &config, args));
+  EXPECT_TRUE(LastErrorHas({std::to_string(block * 64u), "shared memory",
+                            std::to_string(info_.max_shared_memory_per_block)}));
 }
 
 // local_size_id.comp with its three constants given at load: the block is fixed and known.
