@@ -13,8 +13,6 @@
 namespace hal_vk_test {
 namespace {
 
-using Specialization = VulkanTest;
-
 hal_function_info function_info(hal_function fn) {
   hal_function_info info{};
   info.struct_size = sizeof(info);
@@ -34,6 +32,20 @@ std::vector<hal_specialization> constants_for(const Tiles& t, const uint32_t* un
           {4, 4, &t.wm},    {5, 4, &t.accumulate}, {6, 4, unused},    {7, 4, unused},
           {9, 4, unused},   {10, 4, unused},       {12345, 4, unused}};
 }
+
+class Specialization : public VulkanTest {
+ protected:
+  // Loads spec_matmul.comp with |t| given as a superset of its constants.
+  hal_function load_matmul(const Tiles& t) {
+    const uint32_t unused = 0xDEADBEEF;
+    const std::vector<hal_specialization> constants = constants_for(t, &unused);
+    hal_module_options options{};
+    options.struct_size = sizeof(options);
+    options.specialization_count = static_cast<uint32_t>(constants.size());
+    options.specializations = constants.data();
+    return function(load("spec_matmul", &options), "main");
+  }
+};
 
 uint32_t shared_bytes_of(const Tiles& t) {
   const uint32_t bk = static_cast<uint32_t>(t.bk);
@@ -81,16 +93,10 @@ TEST_F(Specialization, ProductionStyleMatmul) {
                   &p.broadcast3,
                   &p.alpha};
 
-  const uint32_t unused = 0xDEADBEEF;
   const Tiles variants[] = {{64, 32, 32, 8, 16, 0}, {128, 64, 16, 16, 8, 1}};
   for (const Tiles& t : variants) {
     SCOPED_TRACE("block " + std::to_string(t.block) + " BM " + std::to_string(t.bm));
-    const std::vector<hal_specialization> constants = constants_for(t, &unused);
-    hal_module_options options{};
-    options.struct_size = sizeof(options);
-    options.specialization_count = static_cast<uint32_t>(constants.size());
-    options.specializations = constants.data();
-    hal_function fn = function(load("spec_matmul", &options), "main");
+    hal_function fn = load_matmul(t);
     ASSERT_NE(fn, nullptr);
     const hal_function_info fi = function_info(fn);
     EXPECT_EQ(fi.param_count, 18u) << "3 buffers (binding 0 viewed twice is one) + 15 values";
@@ -136,16 +142,10 @@ TEST_F(Specialization, ProductionStyleMatmul) {
 // Tile constants whose shared arrays do not fit load, and are refused at launch with the numbers,
 // before the driver sees the launch.
 TEST_F(Specialization, SharedMemoryFromConstantsIsChecked) {
-  const uint32_t unused = 0;
   const Tiles too_big{256, 256, 64, 64, 64, 0};
   const uint32_t bytes = shared_bytes_of(too_big);
   ASSERT_GT(bytes, info_.max_shared_memory_per_block);
-  const std::vector<hal_specialization> constants = constants_for(too_big, &unused);
-  hal_module_options options{};
-  options.struct_size = sizeof(options);
-  options.specialization_count = static_cast<uint32_t>(constants.size());
-  options.specializations = constants.data();
-  hal_function fn = function(load("spec_matmul", &options), "main");
+  hal_function fn = load_matmul(too_big);
   ASSERT_NE(fn, nullptr);
   EXPECT_EQ(function_info(fn).static_shared_bytes, bytes);
   hal_deviceptr buffer = alloc(4096);
