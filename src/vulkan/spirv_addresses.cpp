@@ -9,6 +9,10 @@ namespace hal::vulkan::spirv {
 void Parser::note_access(uint32_t pointer, uint32_t alignment) {
   auto from = addresses_.find(pointer);
   if (from == addresses_.end()) return;
+  if (auto decorated = decorations_.find(pointer);
+      alignment == 0 && decorated != decorations_.end() && decorated->second.aligned != 0) {
+    alignment = decorated->second.aligned;  // an Aligned decoration on the pointer itself
+  }
   if (alignment == 0) {
     // No Aligned operand (atomics have none): the natural alignment of the scalar accessed.
     auto type = pointer_types_.find(pointer);

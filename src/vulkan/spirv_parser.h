@@ -115,6 +115,7 @@ constexpr uint32_t kDecorationBuiltIn = 11;
 constexpr uint32_t kDecorationBinding = 33;
 constexpr uint32_t kDecorationDescriptorSet = 34;
 constexpr uint32_t kDecorationOffset = 35;
+constexpr uint32_t kDecorationAligned = 44;
 constexpr uint32_t kBuiltInWorkgroupSize = 25;
 constexpr uint32_t kCapabilityPhysicalStorageBufferAddresses = 5347;
 constexpr uint32_t kStorageUniformConstant = 0;
@@ -166,6 +167,7 @@ struct Decorations {
   bool has_set = false, has_binding = false, has_spec_id = false;
   bool block = false, buffer_block = false, workgroup_size = false;
   uint32_t set = 0, binding = 0, spec_id = 0;
+  uint32_t aligned = 0;  // the Aligned decoration of a pointer, 0 when absent
 };
 
 // Where a pointer or address in a function body comes from: push-constant member |member| of

@@ -206,6 +206,10 @@ bool Parser::parse_instruction(uint32_t op, size_t at, size_t length) {
           d.has_set = true;
           d.set = literal;
           break;
+        case kDecorationAligned:
+          if (!need(4)) return false;
+          d.aligned = literal;
+          break;
         default:
           break;
       }

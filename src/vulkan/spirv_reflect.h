@@ -43,7 +43,8 @@ struct ReflectedPushMember {
   // A 64-bit integer or a PhysicalStorageBuffer pointer: a device address (kernel ABI rule 2).
   bool is_address = false;
   // Addresses only: the alignment the kernel needs of the address. The widest access the entry
-  // point's code makes through it (its Aligned memory operand, else the scalar's size), traced
+  // point's code makes through it (its Aligned memory operand, else an Aligned decoration on the
+  // pointer, else the scalar's size), traced
   // from the push-constant load through access chains, bitcasts, integer offsets and function
   // variables. When no access is traced: the widest scalar of a PhysicalStorageBuffer pointee,
   // 1 for a plain 64-bit integer.

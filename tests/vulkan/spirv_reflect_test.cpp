@@ -223,6 +223,27 @@ TEST(SpirvReflect, AddressAlignmentFromAccesses) {
   EXPECT_FALSE(entry.push_members[4].is_address);
   const ReflectedEntryPoint bda = reflect("bda").entry_points.at(0);
   for (int m = 0; m < 3; ++m) EXPECT_EQ(bda.push_members[m].address_alignment, 4u) << m;
+
+  // An Aligned decoration on the pointer an atomic uses (atomics have no memory operands) is
+  // what that access needs: add "OpDecorate %pointer Aligned 8" after the first decoration.
+  std::vector<uint32_t> words = words_of("bda_align");
+  constexpr uint32_t kOpDecorate = 71, kOpAtomicIAdd = 234, kAligned = 44;
+  uint32_t pointer = 0;
+  size_t first_decoration = 0;
+  for (size_t at = 5; at < words.size() && (words[at] >> 16) != 0; at += words[at] >> 16) {
+    const uint32_t op = words[at] & 0xFFFF;
+    if (op == kOpDecorate && first_decoration == 0) first_decoration = at;
+    if (op == kOpAtomicIAdd) pointer = words[at + 3];
+  }
+  ASSERT_NE(pointer, 0u);
+  ASSERT_NE(first_decoration, 0u);
+  const uint32_t decoration[] = {(4u << 16) | kOpDecorate, pointer, kAligned, 8};
+  words.insert(words.begin() + static_cast<std::ptrdiff_t>(first_decoration),
+               std::begin(decoration), std::end(decoration));
+  ReflectedModule decorated;
+  std::string error;
+  ASSERT_TRUE(reflect_spirv(words.data(), words.size(), &decorated, &error)) << error;
+  EXPECT_EQ(decorated.entry_points.at(0).push_members[2].address_alignment, 8u);
 }
 
 TEST(SpirvReflect, SeveralEntryPoints) {
