@@ -44,10 +44,9 @@ struct ReflectedPushMember {
   bool is_address = false;
   // Addresses only: the alignment the kernel needs of the address. The widest access the entry
   // point's code makes through it (its Aligned memory operand, else an Aligned decoration on the
-  // pointer, else the scalar's size), traced
-  // from the push-constant load through access chains, bitcasts, integer offsets and function
-  // variables. When no access is traced: the widest scalar of a PhysicalStorageBuffer pointee,
-  // 1 for a plain 64-bit integer.
+  // pointer, else the scalar's size), traced from the push-constant load through access chains,
+  // bitcasts, integer offsets and function variables. When no access is traced: the widest
+  // scalar of a PhysicalStorageBuffer pointee, 1 for a plain 64-bit integer.
   uint32_t address_alignment = 1;
 };
 
