@@ -429,6 +429,12 @@ hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
       if (hal_status status = query_attributes(*this, *function); status != HAL_SUCCESS) {
         return status;
       }
+      // .maxntid (__launch_bounds__) bounds the block whatever the driver answers: the code
+      // was compiled for at most that many threads (its registers were allotted for them).
+      uint32_t& max_threads = function->desc.max_threads_per_block;
+      if (entry.maxntid != 0 && (max_threads == 0 || entry.maxntid < max_threads)) {
+        max_threads = entry.maxntid;
+      }
       loaded->functions.push_back(std::move(function));
     }
   } else if (hal_status status =

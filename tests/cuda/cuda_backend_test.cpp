@@ -453,6 +453,37 @@ TEST_F(CudaBackendTest, LoadsPtxAndDescribesItsEntries) {
   EXPECT_EQ(mixed.static_shared_bytes, 1024u);
 }
 
+// __launch_bounds__ (.maxntid) bounds the block on every driver, whatever the driver reports
+// (the test double answers 1024 threads for every function).
+TEST_F(CudaBackendTest, MaxntidBoundsTheBlock) {
+  init();
+  const char* ptx = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry bounded(.param .u64 .ptr .align 4 p)
+.maxntid 64, 1, 1
+{
+  ret;
+}
+.visible .entry bounded_2d(.param .u64 .ptr .align 4 p)
+.maxntid 16, 8, 1
+{
+  ret;
+}
+.visible .entry free_block(.param .u64 .ptr .align 4 p)
+{
+  ret;
+}
+)";
+  auto module = load(HAL_IR_PTX, ptx, std::strlen(ptx));
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(module->functions.size(), 3u);
+  EXPECT_EQ(module->functions[0]->desc.max_threads_per_block, 64u);
+  EXPECT_EQ(module->functions[0]->desc.block[0], 0u) << ".maxntid is a limit, not a fixed size";
+  EXPECT_EQ(module->functions[1]->desc.max_threads_per_block, 128u);
+  EXPECT_EQ(module->functions[2]->desc.max_threads_per_block, 1024u);
+}
+
 TEST_F(CudaBackendTest, HandsTheDriverANulTerminatedCopyOfThePtx) {
   init();
   // The blob is followed by bytes that are not part of it and no NUL.
