@@ -21,6 +21,8 @@ bool AllocationTable::remove(hal_deviceptr base, Allocation* removed) {
   *removed = it->second;
   bytes_ -= it->second.size;
   by_base_.erase(it);
+  if (freed_.size() == kFreedKept) freed_.pop_front();
+  freed_.push_back(*removed);
   return true;
 }
 
@@ -43,6 +45,17 @@ size_t AllocationTable::size() const {
 uint64_t AllocationTable::bytes() const {
   std::shared_lock lock(mutex_);
   return bytes_;
+}
+
+bool AllocationTable::find_freed(hal_deviceptr ptr, Allocation* out) const {
+  std::shared_lock lock(mutex_);
+  for (auto it = freed_.rbegin(); it != freed_.rend(); ++it) {
+    if (ptr - it->base < it->size) {
+      *out = *it;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace hal

@@ -9,6 +9,7 @@
 
 #include "common/backend.h"
 
+#include <deque>
 #include <map>
 #include <shared_mutex>
 
@@ -30,10 +31,16 @@ class AllocationTable {
   // The bytes of all live allocations, as their callers asked for them.
   uint64_t bytes() const;
 
+  // The most recently freed allocation that held byte |ptr|, among the last kFreedKept frees
+  // (for the hints of error messages: "freed", not "never allocated").
+  bool find_freed(hal_deviceptr ptr, Allocation* out) const;
+  static constexpr size_t kFreedKept = 1024;
+
  private:
   mutable std::shared_mutex mutex_;
   std::map<hal_deviceptr, Allocation> by_base_;
   uint64_t bytes_ = 0;
+  std::deque<Allocation> freed_;  // newest last
 };
 
 }  // namespace hal

@@ -1,6 +1,7 @@
 // hal_launch: the argument list and the launch geometry are checked here, for every backend
 // alike, before a driver sees anything.
 #include "common/api_guard.h"
+#include "common/pointer_hints.h"
 #include "common/ranges.h"
 #include "common/registry.h"
 
@@ -110,8 +111,11 @@ hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* con
     // allocation, so params->pointers[i] stays empty.
     if (ptr == 0 && fn.params[i].nullable) continue;
     // The parameter's name is formatted only on failure: this loop runs on every launch.
-    if (hal_status s = resolve_range(dev, ptr, 0, "it", &params->pointers[i]); s != HAL_SUCCESS) {
-      return failf(s, "'{}' parameter {} (a pointer): {}", fn.name, i, pending_error());
+    if (hal_status s = resolve_range(dev, ptr, 0, "the value", &params->pointers[i]);
+        s != HAL_SUCCESS) {
+      const std::string hint = pointer_hint(ptr);
+      return failf(s, "'{}' parameter {} (a pointer): {}{}", fn.name, i, pending_error(),
+                   hint.empty() ? "" : ". " + hint);
     }
     // What this parameter needs (hal_param_info.alignment): the device's descriptor offset
     // alignment for a bound buffer, the kernel's own accesses for a raw address.

@@ -170,6 +170,49 @@ TEST_F(Launch, PointerArgumentsMustBeLiveAlignedAndOnTheDevice) {
   EXPECT_OK(with_first(a_ + 1024 - 16));
 }
 
+// The common mistakes with a hand-built args[] get a message that says what the value most
+// likely is, after the cause.
+TEST_F(Launch, PointerMistakesAreNamed) {
+  uint32_t n = 1;
+  auto with_first = [&](hal_deviceptr first) {
+    void* args[] = {&first, &b_, &c_, &n};
+    return launch(vadd_, ok_config(), args);
+  };
+  // A host address: heap, stack, and hal_host_alloc memory.
+  std::vector<float> heap(1 << 16);  // large enough to be a mapping of its own or the heap
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, with_first(reinterpret_cast<hal_deviceptr>(heap.data())));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"'vadd' parameter 0 (a pointer): the value 0x",
+                                         "not inside any live allocation", "host memory",
+                                         "not a device pointer", "hal_mem_alloc"}));
+  float on_stack[4] = {};
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, with_first(reinterpret_cast<hal_deviceptr>(on_stack)));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"host memory ([stack])", "not a device pointer"}));
+  void* pinned = nullptr;
+  ASSERT_OK(hal_host_alloc(gpu, 256, &pinned));
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE,
+             with_first(reinterpret_cast<hal_deviceptr>(pinned) + 8));  // interior too
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"hal_host_alloc", "hal_memcpy_htod"}));
+  ASSERT_OK(hal_host_free(gpu, pinned));
+
+  // args[] shifted by one: n and a float land in pointer slots.
+  float alpha = 2.5f;
+  hal_deviceptr bits = 0;
+  std::memcpy(&bits, &alpha, sizeof alpha);
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, with_first(bits));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"the float 2.5", "args[] shifted", "&ptr"}));
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, with_first(1000));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"the integer 1000", "args[] shifted"}));
+  // A 4-byte value read as 8: the count in the low half, whatever followed it above.
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, with_first((uint64_t{0xABCD1234} << 32) | 7));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"low 32 bits are the integer 7", "args[] shifted"}));
+
+  // Freed memory where the device allocates.
+  hal_deviceptr freed = alloc(64);
+  free_now(gpu, freed);
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, with_first(freed));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"already freed", "has been freed", "after hal_mem_free"}));
+}
+
 // Each pointer parameter is checked against its own alignment (hal_param_info.alignment), not the
 // device's: a raw address needs only what the kernel's accesses need.
 TEST_F(Launch, PointerAlignmentIsPerParameter) {
