@@ -57,8 +57,8 @@ extern "C" {
  * ===========================================================================================*/
 
 #define HAL_VERSION_MAJOR 0
-#define HAL_VERSION_MINOR 1
-#define HAL_VERSION_PATCH 2
+#define HAL_VERSION_MINOR 2
+#define HAL_VERSION_PATCH 0
 /* A packed version: major in bits 16..31, minor in bits 8..15, patch in bits 0..7. */
 #define HAL_MAKE_VERSION(major, minor, patch) \
   ((uint32_t)(((major) << 16) | ((minor) << 8) | (patch)))
@@ -208,6 +208,12 @@ typedef struct hal_device_info {
   uint32_t compute_capability_major; /* CUDA only, else 0 */
   uint32_t compute_capability_minor;
   uint64_t features; /* bits of hal_feature */
+  /* Since 0.2.0: the driver's own identification, for reports. */
+  char driver_info[256];        /* Vulkan driverInfo (e.g. the Mesa version); "CUDA 12.4" */
+  uint32_t api_version;         /* Vulkan apiVersion (VK_MAKE_API_VERSION); CUDA: 1000*maj+10*min */
+  uint32_t driver_id;           /* VkDriverId, or 0 on other backends */
+  uint32_t conformance_version; /* Vulkan conformanceVersion, major<<24|minor<<16|subminor<<8|patch,
+                                   0 when the driver claims none */
 } hal_device_info;
 
 /* The number of devices over all available backends. GPUs come before CPU devices; within each

@@ -1,5 +1,7 @@
 // Device discovery, selection, information and synchronisation.
 #include "common/api_guard.h"
+
+#include <cstddef>
 #include "common/registry.h"
 
 using namespace hal;
@@ -45,8 +47,9 @@ HAL_API hal_status hal_device_get_info(hal_device device, hal_device_info* info)
     auto dev = lookup_device(device);
     if (!dev) return HAL_ERROR_INVALID_HANDLE;
     HAL_REQUIRE_ARG(info != nullptr, "info is NULL");
-    HAL_RETURN_IF_ERROR(
-        check_struct_size(info->struct_size, sizeof(hal_device_info), "hal_device_info"));
+    // The first published hal_device_info (0.1) ended before driver_info.
+    HAL_RETURN_IF_ERROR(check_struct_size(info->struct_size, offsetof(hal_device_info, driver_info),
+                                          "hal_device_info"));
     copy_out(dev->impl->info, info);
     return HAL_SUCCESS;
   });

@@ -91,6 +91,11 @@ hal_status CudaDevice::query() {
                            driver_->version() / 1000, driver_->version() % 1000 / 10);
   std::memcpy(out.driver_name, driver_name.c_str(),
               std::min(driver_name.size(), sizeof(out.driver_name) - 1));
+  const std::string driver_info =
+      fmt::format("CUDA {}.{}", driver_->version() / 1000, driver_->version() % 1000 / 10);
+  std::memcpy(out.driver_info, driver_info.c_str(),
+              std::min(driver_info.size(), sizeof(out.driver_info) - 1));
+  out.api_version = static_cast<uint32_t>(driver_->version());
 
   CUuuid uuid{};
   if (CUresult r = cu.cuDeviceGetUuid(&uuid, device_); r != CUDA_SUCCESS) {

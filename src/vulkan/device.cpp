@@ -294,6 +294,12 @@ void VulkanDevice::fill_info(const VkPhysicalDeviceProperties2& props,
   info.is_cpu = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 0;
   info.unified_memory = memory_->device_mapped() ? 1 : 0;
   info.features = features;
+  copy_string(info.driver_info, props12.driverInfo);
+  info.api_version = p.apiVersion;
+  info.driver_id = static_cast<uint32_t>(props12.driverID);
+  const VkConformanceVersion& c = props12.conformanceVersion;
+  info.conformance_version = (uint32_t{c.major} << 24) | (uint32_t{c.minor} << 16) |
+                             (uint32_t{c.subminor} << 8) | uint32_t{c.patch};
 }
 
 VulkanDevice::~VulkanDevice() {

@@ -282,6 +282,7 @@ DoubleDevice::DoubleDevice(const std::string& name, bool is_cpu) {
   info.device_id = static_cast<uint32_t>(serial + 1);
   for (int i = 0; i < 16; ++i) info.uuid[i] = static_cast<uint8_t>(serial * 16 + i);
   info.driver_version = 1;
+  std::snprintf(info.driver_info, sizeof(info.driver_info), "test double build");
   info.total_memory = 64ull << 20;
   info.max_allocation_size = 1ull << 20;
   if (is_cpu) {

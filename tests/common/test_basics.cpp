@@ -210,10 +210,24 @@ TEST(Devices, InfoHonoursStructSize) {
   hal_device_info zero{};
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_device_get_info(gpu, &zero));
   EXPECT_TRUE(LastErrorIs("hal_device_get_info", {"struct_size is 0", "hal_device_info"}));
+  // Below the first published struct (0.1, which ended before driver_info): refused.
+  const size_t v0_1 = offsetof(hal_device_info, driver_info);
   hal_device_info small{};
-  small.struct_size = sizeof(small) - 8;
+  small.struct_size = static_cast<uint32_t>(v0_1 - 8);
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_device_get_info(gpu, &small));
   EXPECT_EQ(small.name[0], '\0') << "output written on failure";
+
+  // A program built against 0.1 gets the fields it knows, and nothing past them.
+  hal_device_info older;
+  std::memset(&older, 0xCD, sizeof(older));
+  older.struct_size = static_cast<uint32_t>(v0_1);
+  ASSERT_OK(hal_device_get_info(gpu, &older));
+  EXPECT_STREQ(older.name, "Double GPU (test double)");
+  EXPECT_EQ(older.driver_info[0], static_cast<char>(0xCD)) << "wrote past the 0.1 struct";
+  hal_device_info current{};
+  current.struct_size = sizeof(current);
+  ASSERT_OK(hal_device_get_info(gpu, &current));
+  EXPECT_STREQ(current.driver_info, "test double build");
 
   // A newer program's larger struct: the library writes only what it knows and keeps the
   // caller's struct_size.
