@@ -84,6 +84,40 @@ std::string join(const std::vector<const char*>& names, const char* separator) {
   return out;
 }
 
+std::string version_text(uint32_t v) {
+  return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xFF) + "." +
+         std::to_string(v & 0xFF);
+}
+
+std::string driver_version_text(const hal_device_info& i) {
+  const uint32_t v = i.driver_version;
+  if (i.backend == HAL_BACKEND_CUDA) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  }
+  if (i.vendor_id == 0x10de) {
+    return std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xFF) + "." +
+           std::to_string((v >> 6) & 0xFF) + "." + std::to_string(v & 0x3F);
+  }
+  return std::to_string((v >> 22) & 0x7F) + "." + std::to_string((v >> 12) & 0x3FF) + "." +
+         std::to_string(v & 0xFFF);
+}
+
+std::string api_version_text(const hal_device_info& i) {
+  const uint32_t v = i.api_version;
+  if (v == 0) return "";
+  if (i.backend == HAL_BACKEND_CUDA) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  }
+  return std::to_string((v >> 22) & 0x7F) + "." + std::to_string((v >> 12) & 0x3FF) + "." +
+         std::to_string(v & 0xFFF);
+}
+
+std::string conformance_version_text(uint32_t packed) {
+  if (packed == 0) return "";
+  return std::to_string(packed >> 24) + "." + std::to_string((packed >> 16) & 0xFF) + "." +
+         std::to_string((packed >> 8) & 0xFF) + "." + std::to_string(packed & 0xFF);
+}
+
 void write_device_fields(JsonWriter& w, const hal_device_info& i) {
   w.field("backend", backend_name(i.backend));
   w.field("backend_index", i.backend_index);
@@ -91,6 +125,11 @@ void write_device_fields(JsonWriter& w, const hal_device_info& i) {
   w.field("name", std::string(i.name));
   w.field("driver_name", std::string(i.driver_name));
   w.field("driver_version", i.driver_version);
+  w.field("driver_version_text", driver_version_text(i));
+  w.field("driver_info", std::string(i.driver_info));
+  w.field("api_version", api_version_text(i));
+  w.field("driver_id", i.driver_id);
+  w.field("conformance_version", conformance_version_text(i.conformance_version));
   w.field("vendor_id", hex_id(i.vendor_id));
   w.field("device_id", hex_id(i.device_id));
   w.field("uuid", uuid_hex(i.uuid));

@@ -22,6 +22,15 @@ std::string uuid_hex(const uint8_t uuid[16]);
 // and features ("float16", "storage_16bit", ...), in bit order.
 std::vector<const char*> ir_names(uint32_t ir_mask);
 std::vector<const char*> feature_names(uint64_t features);
+// A packed HAL_MAKE_VERSION as "0.2.0".
+std::string version_text(uint32_t version);
+// The driver's version as its vendor writes it: "12.4" on CUDA; on Vulkan NVIDIA's 10.8.8.6-bit
+// encoding, else Vulkan's major.minor.patch (Mesa drivers say more in driver_info).
+std::string driver_version_text(const hal_device_info& info);
+// A Vulkan-style API version ("1.3.230"), or "12.4" for a CUDA api_version; "" for 0.
+std::string api_version_text(const hal_device_info& info);
+// The conformance version "1.3.5.0", or "" when the driver claims none.
+std::string conformance_version_text(uint32_t packed);
 // |names| separated by |separator|.
 std::string join(const std::vector<const char*>& names, const char* separator);
 

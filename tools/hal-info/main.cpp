@@ -69,7 +69,15 @@ void print_text(const Snapshot& snap, hal_status init) {
                 d.name);
     std::printf("      type            %s%s\n", d.is_cpu ? "CPU" : "GPU",
                 d.unified_memory ? ", unified memory" : "");
-    std::printf("      driver          %s (version %u)\n", d.driver_name, d.driver_version);
+    std::printf("      driver          %s, version %s (%u)%s%s\n", d.driver_name,
+                hal_tools::driver_version_text(d).c_str(), d.driver_version,
+                d.driver_info[0] != '\0' ? ", " : "", d.driver_info);
+    if (d.backend == HAL_BACKEND_VULKAN) {
+      const std::string conformance = hal_tools::conformance_version_text(d.conformance_version);
+      std::printf("      Vulkan          API %s, driver id %u, conformance %s\n",
+                  hal_tools::api_version_text(d).c_str(), d.driver_id,
+                  conformance.empty() ? "none claimed" : conformance.c_str());
+    }
     std::printf("      vendor/device   0x%04x / 0x%04x\n", d.vendor_id, d.device_id);
     std::printf("      uuid            %s\n", hal_tools::uuid_hex(d.uuid).c_str());
     std::printf("      memory          %.1f MiB (largest allocation %.1f MiB)\n",
