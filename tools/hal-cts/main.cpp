@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "cts.h"
+#include "device_json.h"
 #include "known_failures.h"
 #include "report.h"
+#include "run_info.h"
 
 namespace {
 
@@ -28,7 +30,7 @@ constexpr int kExitNoDevice = 77;
 
 const char kUsage[] =
     "usage: hal-cts [--device <selector>]... [--quick] [--perf] [--filter <pattern>]\n"
-    "               [--json <file>] [--known-failures <file>] [--list]\n"
+    "               [--json <file>] [--report-md <file>] [--known-failures <file>] [--list]\n"
     "\n"
     "  --device <selector>      a hal selector: vulkan:0, cuda:0, 2, default, or part of a\n"
     "                           device name; repeat or separate by commas (default: every device)\n"
@@ -36,13 +38,14 @@ const char kUsage[] =
     "  --perf                   also measure bandwidth, launch rate and GFLOP/s\n"
     "  --filter <pattern>       run only matching tests, gtest syntax: Area.Test*:Other.*-Excl.*\n"
     "  --json <file>            write the report as JSON\n"
+    "  --report-md <file>       write the one-page summary to publish, in Markdown\n"
     "  --known-failures <file>  use this list instead of the built-in one\n"
     "  --list                   list the tests and exit\n";
 
 struct Args {
   std::vector<std::string> selectors;
   bool quick = false, perf = false, list = false;
-  std::string filter, json, known_failures;
+  std::string filter, json, report_md, known_failures;
   std::vector<std::string> gtest_flags;
 };
 
@@ -72,6 +75,8 @@ bool parse(int argc, char** argv, Args* args) {
       if (!value(&args->filter)) return false;
     } else if (a == "--json") {
       if (!value(&args->json)) return false;
+    } else if (a == "--report-md") {
+      if (!value(&args->report_md)) return false;
     } else if (a == "--known-failures") {
       if (!value(&args->known_failures)) return false;
     } else if (a.rfind("--gtest_", 0) == 0) {
@@ -169,18 +174,24 @@ int main(int argc, char** argv) {
   options.perf = args.perf;
   cts::set_options(options);
 
+  cts::RunContext run;
+  run.command_line = command_line;
+  run.host = cts::describe_host();
+  run.filtered = !args.filter.empty();
   cts::KnownFailures known;
   std::vector<std::string> errors;
   if (args.known_failures.empty()) {
-    known.parse(cts::builtin_known_failures(), "built-in known_failures.txt", &errors);
+    run.known_failures_source = "built-in known_failures.txt";
+    run.known_failures_text = cts::builtin_known_failures();
   } else {
-    std::string text;
-    if (!read_file(args.known_failures, &text)) {
+    run.builtin_known_failures = false;
+    run.known_failures_source = args.known_failures;
+    if (!read_file(args.known_failures, &run.known_failures_text)) {
       std::fprintf(stderr, "hal-cts: cannot read %s\n", args.known_failures.c_str());
       return 2;
     }
-    known.parse(text, args.known_failures, &errors);
   }
+  known.parse(run.known_failures_text, run.known_failures_source, &errors);
   for (const std::string& e : errors) std::fprintf(stderr, "hal-cts: %s\n", e.c_str());
   if (!errors.empty()) return 2;
 
@@ -204,20 +215,51 @@ int main(int argc, char** argv) {
   auto* recorder = new cts::Recorder(known, stdout);
   listeners.Append(recorder);  // owned by gtest
 
+  // The header a reader of the log needs to know what ran.
+  run.started_at = cts::utc_now();
+  std::printf("hal-cts %s (commit %s), %s, %s run\n",
+              hal_tools::version_text(hal_version()).c_str(), cts::build_commit(),
+              run.started_at.c_str(), args.quick ? "quick" : "full");
+  std::printf("host: %s, %s %s%s%s\n", run.host.os.c_str(), run.host.kernel.c_str(),
+              run.host.machine.c_str(), run.host.cpu.empty() ? "" : ", ", run.host.cpu.c_str());
+  for (const cts::Device& d : cts::devices()) {
+    std::printf("device %s: %s, driver %s %s%s%s\n", d.label.c_str(), d.info.name,
+                d.info.driver_name, hal_tools::driver_version_text(d.info).c_str(),
+                d.info.driver_info[0] != '\0' ? ", " : "", d.info.driver_info);
+  }
+  std::printf("known failures: %s (sha256 %s)\n\n", run.known_failures_source.c_str(),
+              cts::sha256_hex(run.known_failures_text).c_str());
+  std::fflush(stdout);
+
   const double start = cts::now_ms();
   [[maybe_unused]] const int gtest_status = RUN_ALL_TESTS();  // known failures fail in gtest
   const double total_ms = cts::now_ms() - start;
+  run.finished_at = cts::utc_now();
 
   recorder->print_summary(total_ms);
   if (args.perf) recorder->print_perf();
-  if (!args.json.empty()) {
-    std::ofstream out(args.json, std::ios::binary);
-    out << recorder->json(command_line, total_ms);
+  std::vector<std::string> reasons;
+  if (recorder->submittable(run, &reasons)) {
+    std::printf("submittable: yes (docs/CONFORMANCE.md)\n");
+  } else {
+    std::printf("submittable: no");
+    for (size_t i = 0; i < reasons.size(); ++i) {
+      std::printf("%s%s", i == 0 ? ": " : "; ", reasons[i].c_str());
+    }
+    std::printf("\n");
+  }
+  const std::pair<const std::string*, std::string> outputs[] = {
+      {&args.json, args.json.empty() ? "" : recorder->json(run, total_ms)},
+      {&args.report_md, args.report_md.empty() ? "" : recorder->markdown(run, total_ms)}};
+  for (const auto& [path, text] : outputs) {
+    if (path->empty()) continue;
+    std::ofstream out(*path, std::ios::binary);
+    out << text;
     if (!out) {
-      std::fprintf(stderr, "hal-cts: cannot write %s\n", args.json.c_str());
+      std::fprintf(stderr, "hal-cts: cannot write %s\n", path->c_str());
       return 2;
     }
-    std::printf("report written to %s\n", args.json.c_str());
+    std::printf("report written to %s\n", path->c_str());
   }
   return recorder->failures() == 0 ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 // Progress, classification, the summary and perf tables, and the JSON report.
 #include "report.h"
 
+#include <array>
 #include <cmath>
 #include <ctime>
 #include <map>
@@ -16,16 +17,17 @@ using hal_tools::JsonWriter;
 
 namespace {
 
+std::string join_lines(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : separator) + part;
+  return out;
+}
+
 const Device* find_device(const std::string& label) {
   for (const Device& d : devices()) {
     if (d.label == label) return &d;
   }
   return nullptr;
-}
-
-std::string version_string(uint32_t v) {
-  return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xFF) + "." +
-         std::to_string(v & 0xFF);
 }
 
 void write_device(JsonWriter& j, const Device& d) {
@@ -212,26 +214,63 @@ void Recorder::print_perf() const {
   std::fflush(out_);
 }
 
-std::string Recorder::json(const std::string& command_line, double total_ms) const {
+bool Recorder::submittable(const RunContext& run, std::vector<std::string>* reasons) const {
+  reasons->clear();
+  if (options().quick) reasons->push_back("a --quick run is not a full run");
+  if (run.filtered) reasons->push_back("--filter ran only some of the tests");
+  if (!run.builtin_known_failures) {
+    reasons->push_back("known failures came from " + run.known_failures_source +
+                       ", not from the published list built into hal-cts");
+  }
+  int failed = 0, unexpected = 0;
+  for (const TestRecord& r : records_) {
+    failed += r.outcome == Outcome::kFailed;
+    unexpected += r.outcome == Outcome::kUnexpectedPass;
+  }
+  if (failed > 0) reasons->push_back(std::to_string(failed) + " test(s) failed");
+  if (unexpected > 0) {
+    reasons->push_back(std::to_string(unexpected) +
+                       " known failure(s) passed: the published list is out of date");
+  }
+  return reasons->empty();
+}
+
+std::string Recorder::json(const RunContext& run, double total_ms) const {
   JsonWriter j;
   j.begin_object();
-  j.field("schema_version", 1);
+  j.field("schema_version", 2);
   j.key("hal").begin_object();
-  j.field("library_version", version_string(hal_version()));
-  j.field("header_version", version_string(HAL_VERSION));
+  j.field("library_version", hal_tools::version_text(hal_version()));
+  j.field("header_version", hal_tools::version_text(HAL_VERSION));
+  j.field("commit", std::string(build_commit()));
   j.end_object();
-  j.field("command_line", command_line);
-  char stamp[32];
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  j.field("finished_at", std::string(stamp));
+  j.field("command_line", run.command_line);
+  j.field("started_at", run.started_at);
+  j.field("finished_at", run.finished_at);
+  j.key("host").begin_object();
+  j.field("os", run.host.os);
+  j.field("kernel", run.host.kernel);
+  j.field("machine", run.host.machine);
+  j.field("cpu", run.host.cpu);
+  j.end_object();
   j.key("options").begin_object();
   j.field("quick", options().quick);
   j.field("perf", options().perf);
+  j.field("mode", std::string(options().quick ? "quick" : "full"));
+  j.field("filtered", run.filtered);
   j.end_object();
+  std::vector<std::string> reasons;
+  j.field("submittable", submittable(run, &reasons));
+  j.key("not_submittable_because").begin_array();
+  for (const std::string& reason : reasons) j.value(reason);
+  j.end_array();
   j.field("known_failures_source", known_.source());
+  j.key("known_failures").begin_object();
+  j.field("source", run.known_failures_source);
+  j.field("builtin", run.builtin_known_failures);
+  j.field("sha256", sha256_hex(run.known_failures_text));
+  j.field("text", run.known_failures_text);
+  j.end_object();
   j.key("devices").begin_array();
   for (const Device& d : devices()) write_device(j, d);
   j.end_array();
@@ -285,6 +324,101 @@ std::string Recorder::json(const std::string& command_line, double total_ms) con
   j.end_object();
   j.end_object();
   return j.text();
+}
+
+std::string Recorder::markdown(const RunContext& run, double total_ms) const {
+  std::string md;
+  auto line = [&md](const std::string& text) { md += text + "\n"; };
+  std::vector<std::string> reasons;
+  const bool ok_to_submit = submittable(run, &reasons);
+  line("# hal conformance report");
+  line("");
+  line("| | |");
+  line("|---|---|");
+  line("| hal | " + hal_tools::version_text(hal_version()) + " (commit " + build_commit() + ") |");
+  line("| run | " + run.started_at + " to " + run.finished_at + ", " +
+       (options().quick ? "quick" : "full") + (options().perf ? " with --perf" : "") + " |");
+  line("| host | " + run.host.os + ", " + run.host.kernel + " " + run.host.machine +
+       (run.host.cpu.empty() ? "" : ", " + run.host.cpu) + " |");
+  line("| command | `" + run.command_line + "` |");
+  line("| known failures | " + run.known_failures_source + ", sha256 " +
+       sha256_hex(run.known_failures_text) + " |");
+  line("| submittable | " + std::string(ok_to_submit ? "yes" : "no: " + join_lines(reasons, "; ")) +
+       " |");
+  line("");
+  line("## Devices");
+  line("");
+  line("| device | name | driver | driver info | API | conformance |");
+  line("|---|---|---|---|---|---|");
+  for (const Device& d : devices()) {
+    const std::string conformance = hal_tools::conformance_version_text(d.info.conformance_version);
+    line("| " + d.label + " | " + d.info.name + " | " + d.info.driver_name + " " +
+         hal_tools::driver_version_text(d.info) + " | " + d.info.driver_info + " | " +
+         hal_tools::api_version_text(d.info) + " | " +
+         (conformance.empty() ? "none claimed" : conformance) + " |");
+  }
+  line("");
+  line("## Results");
+  line("");
+  line("| area | device | passed | failed | known | skipped |");
+  line("|---|---|---|---|---|---|");
+  std::map<std::pair<std::string, std::string>, std::array<int, 4>> rows;
+  std::vector<std::pair<std::string, std::string>> order;
+  std::array<int, 4> total{};
+  for (const TestRecord& r : records_) {
+    const auto key = std::make_pair(r.area, r.device);
+    if (rows.find(key) == rows.end()) order.push_back(key);
+    for (std::array<int, 4>* row : {&rows[key], &total}) {
+      (*row)[0] += r.outcome == Outcome::kPassed || r.outcome == Outcome::kUnexpectedPass;
+      (*row)[1] += r.outcome == Outcome::kFailed;
+      (*row)[2] += r.outcome == Outcome::kKnownFailure;
+      (*row)[3] += r.outcome == Outcome::kSkipped;
+    }
+  }
+  auto counts = [](const std::array<int, 4>& c) {
+    return std::to_string(c[0]) + " | " + std::to_string(c[1]) + " | " + std::to_string(c[2]) +
+           " | " + std::to_string(c[3]);
+  };
+  for (const auto& key : order) {
+    line("| " + key.first + " | " + key.second + " | " + counts(rows.at(key)) + " |");
+  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", total_ms / 1000.0);
+  line("| **total** | | " + counts(total) + " |");
+  line("");
+  line(std::string("Total time ") + seconds + " s.");
+  bool heading = false;
+  for (const TestRecord& r : records_) {
+    if (r.outcome == Outcome::kPassed) continue;
+    if (!heading) {
+      line("");
+      line("## Not passed");
+      line("");
+      heading = true;
+    }
+    std::string why = r.outcome == Outcome::kKnownFailure || r.outcome == Outcome::kUnexpectedPass
+                          ? r.known_reason
+                          : r.message;
+    for (char& c : why) {
+      if (c == '\n' || c == '|') c = ' ';
+    }
+    if (why.size() > 300) why = why.substr(0, 297) + "...";
+    line("- `" + r.name + "`: " + outcome_name(r.outcome) + (why.empty() ? "" : ": " + why));
+  }
+  if (!figures().empty()) {
+    line("");
+    line("## Performance (median of repetitions)");
+    line("");
+    line("| device | figure | value | unit | detail |");
+    line("|---|---|---|---|---|");
+    for (const Figure& f : figures()) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%.3f", f.value);
+      line("| " + f.device + " | " + f.name + " | " + value + " | " + f.unit + " | " + f.detail +
+           " |");
+    }
+  }
+  return md;
 }
 
 }  // namespace cts

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "known_failures.h"
+#include "run_info.h"
 
 namespace cts {
 
@@ -48,7 +49,12 @@ class Recorder : public ::testing::EmptyTestEventListener {
   // The perf table (figures recorded with record_figure).
   void print_perf() const;
   // The JSON report (schema in docs/CONFORMANCE.md).
-  std::string json(const std::string& command_line, double total_ms) const;
+  std::string json(const RunContext& run, double total_ms) const;
+  // The one-page summary a vendor publishes (--report-md), in Markdown.
+  std::string markdown(const RunContext& run, double total_ms) const;
+  // Whether the run is one a vendor may submit (docs/CONFORMANCE.md): full, unfiltered, no
+  // failure, known failures only from the published list. |reasons| says why not.
+  bool submittable(const RunContext& run, std::vector<std::string>* reasons) const;
 
  private:
   const KnownFailures& known_;

@@ -5,17 +5,22 @@
 # from hal: hal-cts runs with HAL_LOG_LEVEL=warn, the level that shows hal's leak report at exit,
 # and the check fails when the report appears. Exits 0 with "hal-cts: skipped: no device" when
 # the device does not exist (ctest's SKIP_REGULAR_EXPRESSION).
+# The report must also say what ran (hal's commit, the host, the start and end times, the
+# known-failure list with its SHA-256, the driver's identification), and the Markdown summary
+# (--report-md, next to the report) must be written; a quick run is never submittable, a full one
+# without failures is.
 # With ALL_PASS=<area>, every test of that area must pass: a skip or a known failure there fails
 # the check (the CPU PTX device runs every Numerics test; none may hide behind a skip).
 #   cmake -DHAL_CTS=<hal-cts> -DDEVICE=<selector> -DREPORT=<file> [-DPYTHON=<python3>]
 #         [-DFULL=ON] [-DALL_PASS=<area>] -P this
-file(REMOVE ${REPORT})
+file(REMOVE ${REPORT} ${REPORT}.md)
 set(mode --quick)
 if(FULL)
   set(mode --perf)
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env HAL_LOG_LEVEL=warn
                         ${HAL_CTS} --device ${DEVICE} ${mode} --json ${REPORT}
+                        --report-md ${REPORT}.md
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}")
 message("${err}")
@@ -71,4 +76,54 @@ string(JSON failed GET "${json}" summary failed)
 if(NOT failed EQUAL 0)
   message(FATAL_ERROR "the report counts ${failed} failed test(s)")
 endif()
+
+# What ran, and whether it may be published.
+foreach(path "hal;commit" "host;os" "host;kernel" "host;machine" "known_failures;source"
+        "devices;0;name" "devices;0;driver_info")
+  string(JSON value ERROR_VARIABLE err GET "${json}" ${path})
+  if(err OR value STREQUAL "")
+    message(FATAL_ERROR "the report's ${path} is missing or empty ${err}")
+  endif()
+endforeach()
+foreach(stamp started_at finished_at)
+  string(JSON value GET "${json}" ${stamp})
+  if(NOT value MATCHES "^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z$")
+    message(FATAL_ERROR "the report's ${stamp} is '${value}', not an ISO 8601 UTC time")
+  endif()
+endforeach()
+string(JSON sha GET "${json}" known_failures sha256)
+if(NOT sha MATCHES "^[0-9a-f]+$")
+  message(FATAL_ERROR "the known-failure list's sha256 is '${sha}'")
+endif()
+string(LENGTH "${sha}" sha_length)
+if(NOT sha_length EQUAL 64)
+  message(FATAL_ERROR "the known-failure list's sha256 has ${sha_length} digits")
+endif()
+if(PYTHON)
+  execute_process(
+    COMMAND ${PYTHON} -c "import hashlib, json, sys; r = json.load(open(sys.argv[1])); k = r['known_failures']; sys.exit(hashlib.sha256(k['text'].encode()).hexdigest() != k['sha256'])"
+            ${REPORT}
+    RESULT_VARIABLE sha_rc)
+  if(NOT sha_rc EQUAL 0)
+    message(FATAL_ERROR "the known-failure list's sha256 does not match its text")
+  endif()
+endif()
+string(JSON submittable GET "${json}" submittable)
+if(FULL AND NOT submittable)
+  string(JSON why GET "${json}" not_submittable_because)
+  message(FATAL_ERROR "a full run without failures is not submittable: ${why}")
+endif()
+if(NOT FULL AND submittable)
+  message(FATAL_ERROR "a --quick run claims to be submittable")
+endif()
+if(NOT EXISTS ${REPORT}.md)
+  message(FATAL_ERROR "hal-cts wrote no Markdown summary at ${REPORT}.md")
+endif()
+file(READ ${REPORT}.md summary)
+foreach(part "# hal conformance report" "| submittable |" "## Devices" "## Results")
+  string(FIND "${summary}" "${part}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "the Markdown summary lacks '${part}'")
+  endif()
+endforeach()
 message("report ${REPORT}: hal ${version}, ${ntests} tests, valid JSON")

@@ -50,11 +50,18 @@ TEST_P(DeviceInfo, LimitsPresentAndConsistent) {
       if (!i.is_cpu) {
         EXPECT_EQ(i.vendor_id, 0x10deu) << "NVIDIA's PCI vendor id";
       }
+      EXPECT_EQ(i.api_version, i.driver_version) << "api_version is the CUDA version";
+      EXPECT_NE(i.driver_info[0], '\0') << "driver_info names the CUDA version";
       break;
     case HAL_BACKEND_VULKAN:
       EXPECT_NE(i.ir_mask & HAL_IR_SPIRV, 0u) << "a Vulkan device accepts SPIR-V";
       EXPECT_EQ(i.compute_capability_major, 0u) << "compute capability is CUDA only";
       EXPECT_GE(i.max_threads_per_block, 128u) << "Vulkan promises 128 invocations";
+      // hal needs Vulkan 1.2: VK_API_VERSION_MAJOR/MINOR of the device's apiVersion.
+      EXPECT_TRUE(((i.api_version >> 22) & 0x7F) > 1 ||
+                  (((i.api_version >> 22) & 0x7F) == 1 && ((i.api_version >> 12) & 0x3FF) >= 2))
+          << "api_version 0x" << std::hex << i.api_version << " is below Vulkan 1.2";
+      EXPECT_NE(i.driver_id, 0u) << "a Vulkan 1.2 driver reports its VkDriverId";
       break;
     default:
       break;
