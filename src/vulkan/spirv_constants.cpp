@@ -61,7 +61,7 @@ Value Parser::evaluate(uint32_t id, bool at_launch, int depth) {
       const uint32_t spec_id = constant.spec ? spec_id_of(id) : kNoSpecId;
       if (at_launch && spec_id != kNoSpecId && launch_ids_.count(spec_id) != 0) {
         value = {};
-      } else if (auto given = given_.find(spec_id); given != given_.end()) {
+      } else if (auto given = given_.find(spec_id); spec_id != kNoSpecId && given != given_.end()) {
         value = {true, width == 1 ? uint64_t{(given->second & 0xFFFFFFFFu) != 0} : given->second};
       } else {
         value = {true, constant.value};

@@ -206,8 +206,10 @@ TEST(SpirvReflect, SpecConstantOpsAreEvaluated) {
     EXPECT_EQ(entry->workgroup_bytes, 4 * c.value) << c.entry;
   }
   ReflectOptions options;
-  options.specializations = {{0, 10}, {1, 1}};
+  // kNoSpecId is no SpecId: a value given for it must not reach the plain constants.
+  options.specializations = {{0, 10}, {1, 1}, {kNoSpecId, 1000}};
   const ReflectedModule given = reflect("spec_ops", options);
+  EXPECT_EQ(entry_named(given, "shl")->workgroup_bytes, 4u * 16);
   EXPECT_EQ(entry_named(given, "spec_mul")->workgroup_bytes, 4u * 20);
   EXPECT_EQ(entry_named(given, "spec_bool")->workgroup_bytes, 4u * 4);
 }
