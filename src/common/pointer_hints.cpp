@@ -12,7 +12,7 @@
 namespace hal {
 namespace {
 
-// The host allocation from hal_host_alloc that holds |address|, as "on <device>", or "".
+// The label of the device whose hal_host_alloc memory holds |address|, or "".
 std::string host_allocation_of(uint64_t address) {
   for (const auto& device : registry().devices) {
     std::lock_guard lock(device->host_mutex);

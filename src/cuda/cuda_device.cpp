@@ -84,15 +84,13 @@ hal_status CudaDevice::query() {
   // the CPU PTX driver, a test double) by its file name, so reports say which one ran.
   const std::string& library = driver_->library();
   const bool nvidia = library == "libcuda.so.1" || library == "libcuda.so";
-  const std::string driver_name =
-      nvidia ? fmt::format("NVIDIA CUDA {}.{}", driver_->version() / 1000,
-                           driver_->version() % 1000 / 10)
-             : fmt::format("{} (CUDA {}.{})", library.substr(library.find_last_of('/') + 1),
-                           driver_->version() / 1000, driver_->version() % 1000 / 10);
-  std::memcpy(out.driver_name, driver_name.c_str(),
-              std::min(driver_name.size(), sizeof(out.driver_name) - 1));
   const std::string driver_info =
       fmt::format("CUDA {}.{}", driver_->version() / 1000, driver_->version() % 1000 / 10);
+  const std::string driver_name =
+      nvidia ? "NVIDIA " + driver_info
+             : fmt::format("{} ({})", library.substr(library.find_last_of('/') + 1), driver_info);
+  std::memcpy(out.driver_name, driver_name.c_str(),
+              std::min(driver_name.size(), sizeof(out.driver_name) - 1));
   std::memcpy(out.driver_info, driver_info.c_str(),
               std::min(driver_info.size(), sizeof(out.driver_info) - 1));
   out.api_version = static_cast<uint32_t>(driver_->version());

@@ -48,6 +48,15 @@ hal_status validate(const VulkanDevice& device, const std::vector<uint32_t>& wor
   return status;
 }
 
+// The specializations as reflection takes them.
+ReflectOptions reflect_options_for(const std::vector<Specialization>& specializations) {
+  ReflectOptions options;
+  for (const Specialization& spec : specializations) {
+    options.specializations.push_back(SpecValue{spec.id, spec.value});
+  }
+  return options;
+}
+
 const ReflectedSpecConstant* find_spec(const ReflectedModule& module, uint32_t id) {
   for (const ReflectedSpecConstant& spec : module.spec_constants) {
     if (spec.id == id) return &spec;
@@ -320,10 +329,7 @@ FunctionState::~FunctionState() {
 
 hal_status FunctionState::check_launch_shared_memory(const uint32_t block[3],
                                                      uint32_t shared_bytes) {
-  ReflectOptions options;
-  for (const Specialization& spec : specializations) {
-    options.specializations.push_back(SpecValue{spec.id, spec.value});
-  }
+  ReflectOptions options = reflect_options_for(specializations);
   bool block_decided_here = false;
   for (int d = 0; d < 3; ++d) {
     if (entry.block_spec_id[d] == kNoSpecId) continue;
@@ -446,10 +452,7 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
 
   // Reflection sees the module after specialization: workgroup sizes and shared arrays built
   // from constants take the values given here.
-  ReflectOptions reflect_options;
-  for (const Specialization& spec : options.specializations) {
-    reflect_options.specializations.push_back(SpecValue{spec.id, spec.value});
-  }
+  ReflectOptions reflect_options = reflect_options_for(options.specializations);
   if (options.shared_bytes_constant) {
     reflect_options.launch_spec_id = options.shared_bytes_constant_id;
   }

@@ -14,19 +14,18 @@ uint32_t Parser::spec_id_of(uint32_t id) const {
   return d != decorations_.end() && d->second.has_spec_id ? d->second.spec_id : kNoSpecId;
 }
 
-// |type| as an integer (a boolean is a 1-bit unsigned one). False for anything else.
-bool Parser::int_type(uint32_t type, uint32_t* width, bool* is_signed) const {
+// The width of |type| as an integer (a boolean is a 1-bit one). False for anything else. The
+// signedness is not needed: each operation says how it reads its operands.
+bool Parser::int_type(uint32_t type, uint32_t* width) const {
   auto it = types_.find(type);
   if (it == types_.end()) return false;
   const std::vector<uint32_t>& o = it->second.operands;
   if (it->second.op == kOpTypeBool) {
     *width = 1;
-    *is_signed = false;
     return true;
   }
   if (it->second.op != kOpTypeInt || o.size() < 2 || o[0] == 0 || o[0] > 64) return false;
   *width = o[0];
-  *is_signed = o[1] != 0;
   return true;
 }
 
@@ -51,9 +50,8 @@ Value Parser::evaluate(uint32_t id, bool at_launch, int depth) {
   Value value;
   auto it = constants_.find(id);
   uint32_t width = 0;
-  bool is_signed = false;
   if (it != constants_.end() && it->second.constituents.empty() &&
-      int_type(it->second.type, &width, &is_signed)) {
+      int_type(it->second.type, &width)) {
     const Constant& constant = it->second;
     if (constant.operation != 0) {
       value = evaluate_operation(constant, at_launch, depth);
@@ -76,8 +74,7 @@ Value Parser::evaluate(uint32_t id, bool at_launch, int depth) {
 Value Parser::evaluate_operation(const Constant& constant, bool at_launch, int depth) {
   const std::vector<uint32_t>& o = constant.operands;
   uint32_t width = 0;
-  bool is_signed = false;
-  if (!int_type(constant.type, &width, &is_signed)) return {};
+  if (!int_type(constant.type, &width)) return {};
   if (constant.operation == kOpCompositeExtract) {
     // A component of a composite constant (glslc reads gl_WorkGroupSize.x this way).
     if (o.size() < 2) return {};
@@ -103,10 +100,8 @@ Value Parser::evaluate_operation(const Constant& constant, bool at_launch, int d
   for (size_t i = 0; i < arity; ++i) {
     in[i] = evaluate(o[i], at_launch, depth + 1);
     if (!in[i].known) return {};
-    bool operand_signed = false;
     auto operand = constants_.find(o[i]);
-    if (operand == constants_.end() ||
-        !int_type(operand->second.type, &in_width[i], &operand_signed)) {
+    if (operand == constants_.end() || !int_type(operand->second.type, &in_width[i])) {
       return {};
     }
   }

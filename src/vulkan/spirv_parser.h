@@ -200,7 +200,7 @@ class Parser {
   // Evaluation after specialization. |at_launch|: constants decided at launch are unknown.
   Value evaluate(uint32_t id, bool at_launch, int depth);
   Value evaluate_operation(const Constant& constant, bool at_launch, int depth);
-  bool int_type(uint32_t type, uint32_t* width, bool* is_signed) const;
+  bool int_type(uint32_t type, uint32_t* width) const;
   uint32_t spec_id_of(uint32_t id) const;
   // Function bodies: which pointers and addresses come from push-constant members, and the
   // alignment of every access made through them.

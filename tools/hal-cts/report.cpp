@@ -1,10 +1,9 @@
 // Progress, classification, the summary and perf tables, and the JSON report.
 #include "report.h"
 
-#include <array>
+#include <algorithm>
 #include <cmath>
 #include <ctime>
-#include <map>
 #include <set>
 
 #include "cts.h"
@@ -142,19 +141,15 @@ int Recorder::failures() const {
   return n;
 }
 
-void Recorder::print_summary(double total_ms) const {
-  struct Row {
-    int passed = 0, failed = 0, known = 0, skipped = 0;
-    double ms = 0;
-  };
-  std::vector<std::pair<std::string, std::string>> order;
-  std::map<std::pair<std::string, std::string>, Row> rows;
-  Row total;
+std::vector<SummaryRow> Recorder::summary_rows(SummaryRow* total) const {
+  std::vector<SummaryRow> rows;
+  *total = SummaryRow{};
   for (const TestRecord& r : records_) {
-    const auto key = std::make_pair(r.area, r.device);
-    if (rows.find(key) == rows.end()) order.push_back(key);
-    Row& row = rows[key];
-    for (Row* x : {&row, &total}) {
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const SummaryRow& x) {
+      return x.area == r.area && x.device == r.device;
+    });
+    if (row == rows.end()) row = rows.insert(rows.end(), SummaryRow{r.area, r.device});
+    for (SummaryRow* x : {&*row, total}) {
       x->passed += r.outcome == Outcome::kPassed || r.outcome == Outcome::kUnexpectedPass;
       x->failed += r.outcome == Outcome::kFailed;
       x->known += r.outcome == Outcome::kKnownFailure;
@@ -162,14 +157,18 @@ void Recorder::print_summary(double total_ms) const {
       x->ms += r.time_ms;
     }
   }
+  return rows;
+}
+
+void Recorder::print_summary(double total_ms) const {
+  SummaryRow total;
+  const std::vector<SummaryRow> rows = summary_rows(&total);
   std::fprintf(out_, "\nSummary\n");
   std::fprintf(out_, "%-12s %-10s %7s %7s %7s %8s %10s\n", "area", "device", "passed", "failed",
                "known", "skipped", "time (s)");
-  for (const auto& key : order) {
-    const Row& row = rows.at(key);
-    std::fprintf(out_, "%-12s %-10s %7d %7d %7d %8d %10.2f\n", key.first.c_str(),
-                 key.second.c_str(), row.passed, row.failed, row.known, row.skipped,
-                 row.ms / 1000.0);
+  for (const SummaryRow& row : rows) {
+    std::fprintf(out_, "%-12s %-10s %7d %7d %7d %8d %10.2f\n", row.area.c_str(), row.device.c_str(),
+                 row.passed, row.failed, row.known, row.skipped, row.ms / 1000.0);
   }
   std::fprintf(out_, "%-12s %-10s %7d %7d %7d %8d %10.2f\n", "total", "", total.passed,
                total.failed, total.known, total.skipped, total_ms / 1000.0);
@@ -362,25 +361,14 @@ std::string Recorder::markdown(const RunContext& run, double total_ms) const {
   line("");
   line("| area | device | passed | failed | known | skipped |");
   line("|---|---|---|---|---|---|");
-  std::map<std::pair<std::string, std::string>, std::array<int, 4>> rows;
-  std::vector<std::pair<std::string, std::string>> order;
-  std::array<int, 4> total{};
-  for (const TestRecord& r : records_) {
-    const auto key = std::make_pair(r.area, r.device);
-    if (rows.find(key) == rows.end()) order.push_back(key);
-    for (std::array<int, 4>* row : {&rows[key], &total}) {
-      (*row)[0] += r.outcome == Outcome::kPassed || r.outcome == Outcome::kUnexpectedPass;
-      (*row)[1] += r.outcome == Outcome::kFailed;
-      (*row)[2] += r.outcome == Outcome::kKnownFailure;
-      (*row)[3] += r.outcome == Outcome::kSkipped;
-    }
-  }
-  auto counts = [](const std::array<int, 4>& c) {
-    return std::to_string(c[0]) + " | " + std::to_string(c[1]) + " | " + std::to_string(c[2]) +
-           " | " + std::to_string(c[3]);
+  SummaryRow total;
+  const std::vector<SummaryRow> rows = summary_rows(&total);
+  auto counts = [](const SummaryRow& c) {
+    return std::to_string(c.passed) + " | " + std::to_string(c.failed) + " | " +
+           std::to_string(c.known) + " | " + std::to_string(c.skipped);
   };
-  for (const auto& key : order) {
-    line("| " + key.first + " | " + key.second + " | " + counts(rows.at(key)) + " |");
+  for (const SummaryRow& row : rows) {
+    line("| " + row.area + " | " + row.device + " | " + counts(row) + " |");
   }
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f", total_ms / 1000.0);

@@ -30,6 +30,13 @@ struct TestRecord {
   std::string known_reason;  // the known-failure entry's reason, if one matched
 };
 
+// One line of the summary: the tests of one area on one device.
+struct SummaryRow {
+  std::string area, device;
+  int passed = 0, failed = 0, known = 0, skipped = 0;  // passed includes unexpected passes
+  double ms = 0;
+};
+
 class Recorder : public ::testing::EmptyTestEventListener {
  public:
   Recorder(const KnownFailures& known, FILE* out) : known_(known), out_(out) {}
@@ -57,6 +64,9 @@ class Recorder : public ::testing::EmptyTestEventListener {
   bool submittable(const RunContext& run, std::vector<std::string>* reasons) const;
 
  private:
+  // The summary's lines in first-run order, and their sum in |total|.
+  std::vector<SummaryRow> summary_rows(SummaryRow* total) const;
+
   const KnownFailures& known_;
   FILE* out_;
   int total_ = 0;
