@@ -22,7 +22,8 @@ endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 foreach(f include/hal/hal.h lib/libhal.so.0 lib/cmake/hal/halConfig.cmake
           lib/cmake/hal/halConfigVersion.cmake lib/pkgconfig/hal.pc
-          share/hal/kernels/manifest.json share/hal/kernels/vector_add_f32.spv bin/hal-info)
+          share/hal/kernels/manifest.json share/hal/kernels/vector_add_f32.spv bin/hal-info
+          bin/hal-spirv-entry lib/cmake/hal/ptx_isa.cmake)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "the install lacks ${f}")
   endif()

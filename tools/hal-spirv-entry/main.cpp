@@ -1,8 +1,9 @@
-// hal_spirv_entry <in.spv> <out.spv> <name>
+// hal-spirv-entry <in.spv> <out.spv> <name>
 //
-// Renames the single GLCompute entry point of a SPIR-V module to <name>. glslc always calls the
-// entry point "main"; the kernel pack names every entry point after its kernel so that a SPIR-V
-// module and the PTX of the same kernel are looked up with the same hal_module_get_function name.
+// Renames the single entry point of a SPIR-V module to <name> (<out.spv> may be <in.spv>).
+// glslc names every entry point "main" (its -fentry-point applies to HLSL only); renaming lets a
+// SPIR-V module and the PTX of the same kernel be looked up by one hal_module_get_function name.
+// The kernel pack's build uses it for every kernel; it is installed for users' own kernels.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -18,7 +19,7 @@ constexpr uint32_t kOpEntryPoint = 15;
 constexpr size_t kHeaderWords = 5;
 
 int fail(const std::string& message) {
-  std::fprintf(stderr, "hal_spirv_entry: %s\n", message.c_str());
+  std::fprintf(stderr, "hal-spirv-entry: %s\n", message.c_str());
   return 1;
 }
 
@@ -32,7 +33,7 @@ std::vector<uint32_t> string_words(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) return fail("usage: hal_spirv_entry <in.spv> <out.spv> <name>");
+  if (argc != 4) return fail("usage: hal-spirv-entry <in.spv> <out.spv> <name>");
   std::ifstream in(argv[1], std::ios::binary);
   if (!in) return fail(std::string("cannot read ") + argv[1]);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
