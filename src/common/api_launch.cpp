@@ -5,6 +5,7 @@
 #include "common/ranges.h"
 #include "common/registry.h"
 
+#include <algorithm>
 #include <cstring>
 #include <shared_mutex>
 
@@ -31,9 +32,13 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
   const bool fixed = fn.block[0] != 0;
   if (block_zero) {
     if (!fixed) {
+      const uint32_t most =
+          fn.max_threads_per_block != 0 ? fn.max_threads_per_block : info.max_threads_per_block;
       return failf(HAL_ERROR_INVALID_ARGUMENT,
-                   "block is {{0,0,0}} but '{}' has no fixed block size; give config.block",
-                   fn.name);
+                   "block is {{0,0,0}} but '{}' has no fixed block size: its block is the "
+                   "launch's to choose, up to {} threads (a PTX kernel has a fixed one only with "
+                   ".reqntid; __launch_bounds__ is a limit). Give config.block, e.g. {{{},1,1}}",
+                   fn.name, most, std::min<uint32_t>(most, 256));
     }
     for (int i = 0; i < 3; ++i) params->block[i] = fn.block[i];
   } else {

@@ -178,6 +178,7 @@ HAL_API hal_status hal_module_get_function(hal_module module, const char* name,
       return HAL_SUCCESS;
     }
     std::string names;
+    std::string mangled;  // a C++ name that holds the one asked for, if any
     for (const auto& f : m->impl->functions) {
       if (f->desc.name == name) {
         auto object = std::make_shared<FunctionObject>();
@@ -189,9 +190,23 @@ HAL_API hal_status hal_module_get_function(hal_module module, const char* name,
         return HAL_SUCCESS;
       }
       names += (names.empty() ? "" : ", ") + f->desc.name;
+      if (f->desc.name.rfind("_Z", 0) == 0 && f->desc.name.find(name) != std::string::npos) {
+        mangled = f->desc.name;
+      }
     }
-    return failf(HAL_ERROR_NOT_FOUND, "the module has no entry point '{}'; it has: {}", name,
-                 names.empty() ? "none" : names);
+    std::string hint;
+    if (m->impl->functions.size() == 1 && m->impl->functions[0]->desc.name == "main") {
+      hint =
+          ". glslc names every entry point \"main\": look it up as \"main\", or rename it with "
+          "hal-spirv-entry <in.spv> <out.spv> <name> so that one name serves both IRs";
+    } else if (!mangled.empty()) {
+      hint = fmt::format(
+          ". '{}' is a C++ (mangled) name: declare the CUDA kernel extern \"C\" to keep its "
+          "plain name, or look up '{}'",
+          mangled, mangled);
+    }
+    return failf(HAL_ERROR_NOT_FOUND, "the module has no entry point '{}'; it has: {}{}", name,
+                 names.empty() ? "none" : names, hint);
   });
 }
 

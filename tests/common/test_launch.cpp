@@ -316,7 +316,8 @@ TEST_F(Launch, ZeroBlockMeansTheFixedBlock) {
   uint32_t n = 1;
   void* vadd_args[] = {&a_, &b_, &c_, &n};
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, launch(vadd_, {{1, 1, 1}, {0, 0, 0}, 0}, vadd_args));
-  EXPECT_TRUE(LastErrorIs("hal_launch", {"{0,0,0}", "'vadd' has no fixed block size"}));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"{0,0,0}", "'vadd' has no fixed block size",
+                                         "up to 256 threads", ".reqntid", "e.g. {256,1,1}"}));
   EXPECT_EQ(gpu_double->launches().size(), before);
 }
 

@@ -335,6 +335,34 @@ TEST_F(Modules, UnknownFunctionListsTheEntryPoints) {
   EXPECT_TRUE(LastErrorIs("hal_module_get_function", {"it has: none"}));
 }
 
+TEST_F(Modules, UnknownFunctionHintsAtTheLikelyCause) {
+  hal_function f = nullptr;
+  // glslc's module: its one entry point is "main".
+  const std::vector<uint8_t> glslc = spirv_blob(302);
+  declare_module(glslc, "main(ptr)");
+  hal_module from_glslc = load(gpu, glslc);
+  EXPECT_HAL(HAL_ERROR_NOT_FOUND, hal_module_get_function(from_glslc, "saxpy", &f));
+  EXPECT_TRUE(LastErrorIs("hal_module_get_function",
+                          {"no entry point 'saxpy'; it has: main",
+                           "glslc names every entry point \"main\"", "hal-spirv-entry"}));
+  EXPECT_OK(hal_module_get_function(from_glslc, "main", &f));
+
+  // A CUDA kernel declared without extern "C": its entry point has the mangled name.
+  const std::vector<uint8_t> cxx = spirv_blob(303);
+  declare_module(cxx, "_Z5saxpyPKfPffj(ptr, ptr, f32, u32)");
+  hal_module from_cxx = load(gpu, cxx);
+  EXPECT_HAL(HAL_ERROR_NOT_FOUND, hal_module_get_function(from_cxx, "saxpy", &f));
+  EXPECT_TRUE(LastErrorIs(
+      "hal_module_get_function",
+      {"'_Z5saxpyPKfPffj' is a C++ (mangled) name", "extern \"C\"", "look up '_Z5saxpyPKfPffj'"}));
+
+  // Neither hint where neither applies.
+  EXPECT_HAL(HAL_ERROR_NOT_FOUND, hal_module_get_function(from_cxx, "other", &f));
+  EXPECT_FALSE(LastErrorIs("hal_module_get_function", {"mangled"}));
+  EXPECT_HAL(HAL_ERROR_NOT_FOUND, hal_module_get_function(from_glslc, "main2", &f));
+  EXPECT_TRUE(LastErrorIs("hal_module_get_function", {"glslc"}));
+}
+
 TEST_F(Modules, LoadFromFile) {
   const std::string good = temp_path("good.spv");
   {
