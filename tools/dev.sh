@@ -2,7 +2,8 @@
 # The project's one entry point for building and checking it on Debian 12.
 #
 #   tools/dev.sh run    install what is missing, build, run the main job on the default device
-#   tools/dev.sh test   install what is missing, build, run every test
+#   tools/dev.sh test   install what is missing, build, run every test (ctest, then the Python
+#                       package's pytest suite in build/venv)
 #   tools/dev.sh sanitize [all|asan|fuzz|tsan]
 #                       install what is missing (clang too), then tools/sanitize.sh: sanitizer
 #                       builds running the tests, and short fuzz runs
@@ -23,6 +24,7 @@ packages=(
   libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslc spirv-tools libspirv-cross-c-shared-dev
   libspdlog-dev libfmt-dev libgtest-dev libopenblas-dev clang-format python3 ccache
+  python3-venv python3-dev
 )
 # Only for the sanitizer builds and the fuzz targets: clang, its sanitizer and libFuzzer runtimes
 # (libclang-rt-dev) and llvm-symbolizer (llvm), which turns the reports' addresses into lines.
@@ -102,12 +104,41 @@ run_tests() {
   ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600
 }
 
+# The Python package: built against this build's install (in $build/sdk) into a venv of its own
+# ($build/venv, packages from PyPI), then its pytest suite on lavapipe and the CPU PTX device.
+python_tests() {
+  step "python package"
+  local venv="$build/venv" sdk="$build/sdk"
+  if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+  fi
+  "$venv/bin/pip" install -q --disable-pip-version-check numpy pytest ml_dtypes \
+    scikit-build-core nanobind
+  cmake --install "$build" --prefix "$sdk" >/dev/null
+  # Built in $build/python (kept, so a rebuild compiles only what changed).
+  CMAKE_PREFIX_PATH="$sdk" "$venv/bin/pip" install -q --disable-pip-version-check \
+    --no-build-isolation -C build-dir="$build/python" "$root/python"
+  local cpu_ptx="$venv/lib/python3*/site-packages/hal/libhal_ptx_cpu.so"
+  # shellcheck disable=SC2086
+  cpu_ptx=$(echo $cpu_ptx)
+  (cd "$build" && HAL_CUDA_LIBRARY="$cpu_ptx" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    "$root/python/tests" --kernels "$sdk/share/hal/kernels")
+}
+
 case "${1:-}" in
   deps) deps ;;
   build) build ;;
   run) deps; build; run_main ;;
-  test) deps; build; format_check; run_tests ;;
+  test)
+    deps
+    build
+    format_check
+    status=0
+    run_tests || status=$?
+    python_tests || status=$?
+    exit "$status"
+    ;;
   sanitize) deps "${packages[@]}" "${sanitizer_packages[@]}"; exec "$root/tools/sanitize.sh" "${@:2}" ;;
   format) (cd "$root" && git ls-files '*.h' '*.c' '*.cpp' | xargs clang-format -i) ;;
-  *) sed -n '2,15p' "$0"; exit 2 ;;
+  *) sed -n '2,16p' "$0"; exit 2 ;;
 esac

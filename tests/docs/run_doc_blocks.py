@@ -9,6 +9,8 @@ marker saying what it is:
   <!-- doc: file NAME -->         the block is the whole text of file NAME (a program, a kernel)
   <!-- doc: run -->               shell commands, run in order with what came before
   <!-- doc: run expect="TEXT" --> the same, and their output must contain TEXT
+  <!-- doc: python -->            a Python program, run by `python3` of the session (the venv's
+                                  once a run block activated one); expect="TEXT" as for run
   <!-- doc: text -->              not commands: what a program prints, a synopsis, a diagram
   <!-- doc: fragment -->          part of a program, shown for reading
   <!-- doc: not run: REASON -->   a complete command that is not run here, and why
@@ -33,7 +35,7 @@ import sys
 
 MARKER = re.compile(r"^\s*<!--\s*doc:\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(```+)\s*([\w+-]*)\s*$")
-KINDS = ("file", "run", "text", "fragment", "not run")
+KINDS = ("file", "run", "python", "text", "fragment", "not run")
 
 
 class Block:
@@ -49,9 +51,9 @@ def parse_marker(marker):
     for kind in KINDS:
         if marker == kind or marker.startswith(kind + " ") or marker.startswith(kind + ":"):
             rest = marker[len(kind):].lstrip(" :")
-            if kind == "run" and rest:
+            if kind in ("run", "python") and rest:
                 m = re.fullmatch(r'expect="(.*)"', rest)
-                return ("run", m.group(1)) if m else ("bad", marker)
+                return (kind, m.group(1)) if m else ("bad", marker)
             if kind in ("file", "not run") and not rest:
                 return "bad", marker
             return kind, rest
@@ -93,14 +95,20 @@ def session_script(blocks, work):
             delimiter = "HAL_DOC_EOF"
             assert delimiter not in b.text
             out.append(f"cat > {shlex.quote(b.arg)} <<'{delimiter}'\n{b.text}{delimiter}")
-        elif b.kind == "run":
+        elif b.kind in ("run", "python"):
+            text = b.text
+            if b.kind == "python":
+                script = os.path.join(work, f".block{n}.py")
+                with open(script, "w", encoding="utf-8") as f:
+                    f.write(b.text)
+                text = f"python3 {shlex.quote(script)}\n"
             log = shlex.quote(os.path.join(work, f".block{n}.log"))
             out.append(f"echo '--- {b.where()}'")
             # A brace group, not a subshell: exports carry on to the next block. `set -e` inside
             # it stops the block at its first failing command; the trap names the block.
             out.append(f"set -e; trap 'cat {log} >&4; echo \"doc: {b.where()}: a command failed\" >&4; "
                        "exit 1' ERR")
-            out.append("{\n" + b.text + f"}} > {log} 2>&1 </dev/null")
+            out.append("{\n" + text + f"}} > {log} 2>&1 </dev/null")
             out.append(f"set +e; trap - ERR; cat {log}; cd {shlex.quote(work)}")
             if b.arg:
                 out.append(f"grep -qF -- {shlex.quote(b.arg)} {log} || "
@@ -115,6 +123,9 @@ def main():
     parser.add_argument("--work-dir", required=True)
     parser.add_argument("--path", action="append", default=[],
                         help="a directory to put first on PATH (e.g. the CUDA toolkit's bin)")
+    parser.add_argument("--link", action="append", default=[], metavar="NAME=PATH",
+                        help="also link NAME in each session's folder to PATH (a folder of the "
+                             "checkout that the docs' commands use, such as python)")
     parser.add_argument("--list", action="store_true", help="list the blocks and exit")
     parser.add_argument("docs", nargs="+")
     args = parser.parse_args()
@@ -126,7 +137,7 @@ def main():
         for b in blocks:
             if b.kind is None:
                 print(f"doc: {b.where()}: code block without a marker: add "
-                      f"<!-- doc: run|file NAME|text|fragment|not run: REASON --> above it")
+                      f"<!-- doc: run|python|file NAME|text|fragment|not run: REASON --> above it")
                 failed = True
             elif b.kind == "bad":
                 print(f"doc: {b.where()}: malformed marker '{b.marker}'")
@@ -144,12 +155,15 @@ def main():
                  "LD_LIBRARY_PATH"):
         env.pop(name, None)  # a reader's shell starts without them
     for doc, blocks in sessions:
-        if not any(b.kind == "run" for b in blocks):
+        if not any(b.kind in ("run", "python") for b in blocks):
             continue
         work = os.path.abspath(os.path.join(args.work_dir, os.path.basename(doc)[:-3]))
         subprocess.run(["rm", "-rf", work], check=True)
         os.makedirs(work)
         os.symlink(build, os.path.join(work, "build"))
+        for link in args.link:
+            name, _, target = link.partition("=")
+            os.symlink(os.path.abspath(target), os.path.join(work, name))
         env["HOME"] = work
         script = session_script(blocks, work)
         with open(os.path.join(work, ".session.sh"), "w", encoding="utf-8") as f:

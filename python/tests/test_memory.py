@@ -1,0 +1,76 @@
+import numpy as np
+import pytest
+
+import hal
+
+DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+          np.float16, np.float32, np.float64, np.bool_, np.complex64]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
+def test_round_trip_every_dtype(dev, dtype):
+    rng = np.random.default_rng(1)
+    host = (rng.standard_normal((37, 5)) * 100).astype(dtype)
+    a = dev.asarray(host)
+    assert a.shape == (37, 5) and a.dtype == np.dtype(dtype) and a.nbytes == host.nbytes
+    back = a.numpy()
+    assert back.dtype == host.dtype
+    np.testing.assert_array_equal(back, host)
+
+
+def test_round_trip_bfloat16(dev):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    host = np.linspace(-4, 4, 64).astype(ml_dtypes.bfloat16)
+    back = dev.asarray(host).numpy()
+    assert back.dtype == host.dtype
+    np.testing.assert_array_equal(back.view(np.uint16), host.view(np.uint16))
+
+
+def test_views_along_the_first_axis_share_memory(dev):
+    host = np.arange(24, dtype=np.float32).reshape(6, 4)
+    a = dev.asarray(host)
+    np.testing.assert_array_equal(a[2].numpy(), host[2])
+    np.testing.assert_array_equal(a[-1].numpy(), host[-1])
+    np.testing.assert_array_equal(a[1:4].numpy(), host[1:4])
+    assert a[4:2].shape == (0, 4)
+    a[1:3].copy_from(np.zeros((2, 4), np.float32))
+    expected = host.copy()
+    expected[1:3] = 0
+    np.testing.assert_array_equal(a.numpy(), expected)
+    with pytest.raises(IndexError):
+        a[6]
+    with pytest.raises(ValueError, match="step 1"):
+        a[::2]
+    with pytest.raises(TypeError):
+        a[1, 2]
+
+
+def test_zeros_empty_and_copies(dev):
+    z = dev.zeros((3, 3), np.int32)
+    np.testing.assert_array_equal(z.numpy(), np.zeros((3, 3), np.int32))
+    e = dev.empty(0)
+    assert e.shape == (0,) and e.numpy().shape == (0,)
+    src = dev.asarray(np.arange(9, dtype=np.int32).reshape(3, 3))
+    src.copy_to(z)
+    np.testing.assert_array_equal(z.numpy(), src.numpy())
+    with pytest.raises(ValueError, match="does not match"):
+        z.copy_from(np.zeros(4, np.int32))
+    with pytest.raises(TypeError, match="plain numbers"):
+        dev.empty(3, object)
+
+
+def test_out_of_memory_raises_and_the_device_keeps_working(dev):
+    with pytest.raises(hal.OutOfMemoryError) as e:
+        dev.empty(dev.info.max_allocation_size + 1, np.uint8)
+    assert "hal_mem_alloc" in str(e.value)
+    np.testing.assert_array_equal(dev.asarray(np.ones(4)).numpy(), np.ones(4))
+
+
+def test_freed_array_raises_and_so_do_its_views(dev):
+    a = dev.asarray(np.ones(8, np.float32))
+    view = a[2:4]
+    a.free()
+    for used in (a, view):
+        with pytest.raises(hal.InvalidArgumentError, match="freed"):
+            used.numpy()
+    a.free()  # a second free does nothing
