@@ -7,6 +7,7 @@
 #   tools/dev.sh sanitize [all|asan|fuzz|tsan]
 #                       install what is missing (clang too), then tools/sanitize.sh: sanitizer
 #                       builds running the tests, and short fuzz runs
+#   tools/dev.sh python only build the Python package (into build/venv) and run its tests
 #   tools/dev.sh deps   only install what is missing
 #   tools/dev.sh build  only configure and build (into ./build, or $HAL_BUILD_DIR)
 #   tools/dev.sh format rewrite sources with clang-format
@@ -127,6 +128,7 @@ python_tests() {
 
 case "${1:-}" in
   deps) deps ;;
+  python) python_tests ;;
   build) build ;;
   run) deps; build; run_main ;;
   test)
@@ -140,5 +142,5 @@ case "${1:-}" in
     ;;
   sanitize) deps "${packages[@]}" "${sanitizer_packages[@]}"; exec "$root/tools/sanitize.sh" "${@:2}" ;;
   format) (cd "$root" && git ls-files '*.h' '*.c' '*.cpp' | xargs clang-format -i) ;;
-  *) sed -n '2,16p' "$0"; exit 2 ;;
+  *) sed -n '2,17p' "$0"; exit 2 ;;
 esac
