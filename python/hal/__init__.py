@@ -190,6 +190,26 @@ class Array(_hal.ArrayBase):
         _hal.copy_dtod(stream or self._device.default_stream, other, self)
         return other
 
+    # NumPy and DLPack: the contents as a host copy. hal's C ABI gives no host address for
+    # device memory, so neither can be a view; asking for one (copy=False) raises.
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("a hal.Array lives in device memory: NumPy can only get a copy")
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU: what the exported copy is
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if copy is False:
+            raise BufferError("a hal.Array lives in device memory: DLPack can only export a "
+                              "host copy (copy=None or True)")
+        host = self.numpy()
+        if max_version is None:
+            return host.__dlpack__()
+        return host.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
+
     def free(self):
         """Frees the memory now, once the work already issued that uses it has completed,
         instead of when the last reference goes. This array and every view of the same memory
@@ -250,7 +270,10 @@ class Device:
         return a
 
     def asarray(self, host, dtype=None, stream=None):
-        """A device array with a copy of `host` (a NumPy array, or anything np.asarray takes)."""
+        """A device array with a copy of `host`: a NumPy array, anything exporting DLPack on
+        the CPU (`__dlpack__`), or anything np.asarray takes."""
+        if hasattr(host, "__dlpack__") and not isinstance(host, (np.ndarray, Array)):
+            host = np.from_dlpack(host)
         a = np.ascontiguousarray(host, dtype=dtype)
         return self.empty(a.shape, a.dtype).copy_from(a, stream)
 

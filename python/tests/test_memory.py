@@ -74,3 +74,29 @@ def test_freed_array_raises_and_so_do_its_views(dev):
         with pytest.raises(hal.InvalidArgumentError, match="freed"):
             used.numpy()
     a.free()  # a second free does nothing
+
+
+def test_dlpack_and_array_protocol_exchange_with_numpy(dev):
+    host = np.arange(12, dtype=np.int32).reshape(3, 4)
+    a = dev.asarray(host)
+    assert a.__dlpack_device__() == (1, 0)
+    np.testing.assert_array_equal(np.from_dlpack(a), host)       # NumPy imports it (a copy)
+    np.testing.assert_array_equal(np.asarray(a), host)
+    with pytest.raises(BufferError, match="host copy"):
+        a.__dlpack__(copy=False)
+    with pytest.raises(ValueError, match="only get a copy"):
+        np.asarray(a, copy=False)
+
+    class Producer:  # exports only DLPack, as other frameworks' CPU tensors do
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, **kwargs):
+            return self.array.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    b = dev.asarray(Producer(host.astype(np.float16)))
+    assert b.dtype == np.float16
+    np.testing.assert_array_equal(b.numpy(), host.astype(np.float16))
