@@ -138,6 +138,11 @@ class Function {
   // launches. Raises TypeError naming the parameter for an argument of the wrong kind.
   void launch(nb::handle grid, nb::handle block, nb::args args, uint32_t shared, Stream& stream);
 
+  // The benchmark's baseline: packs the arguments once, then calls hal_launch |count| times from
+  // C++ with the GIL held, as a C program would. Returns the seconds the calls took.
+  double launch_repeated(uint32_t count, nb::handle grid, nb::handle block, nb::args args,
+                         Stream& stream);
+
   const std::string& name() const { return name_; }
   const std::vector<Param>& params() const { return params_; }
   bool params_known() const { return params_known_; }
@@ -153,6 +158,7 @@ class Function {
   std::vector<uint64_t> values_;
   std::vector<void*> pointers_;
   std::vector<std::shared_ptr<Buffer>> used_;
+  hal_launch_config last_config_{};
 };
 
 }  // namespace hal_python

@@ -7,6 +7,7 @@
 // names the parameter: the packing must never guess.
 #include <nanobind/stl/string.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -196,6 +197,19 @@ void Function::launch(nb::handle grid, nb::handle block, nb::args args, uint32_t
   check(hal_launch(stream.handle(), handle_, &config, pointers_.data()));
   for (const auto& buffer : used_) stream.keep(buffer);
   used_.clear();
+  last_config_ = config;
+}
+
+double Function::launch_repeated(uint32_t count, nb::handle grid, nb::handle block, nb::args args,
+                                 Stream& stream) {
+  launch(grid, block, args, 0, stream);  // packs (and checks) the arguments once
+  const hal_launch_config config = last_config_;
+  hal_stream handle = stream.handle();
+  const auto start = std::chrono::steady_clock::now();
+  for (uint32_t i = 1; i < count; ++i)
+    check(hal_launch(handle, handle_, &config, pointers_.data()));
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  return took.count();
 }
 
 }  // namespace hal_python

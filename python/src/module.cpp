@@ -335,7 +335,14 @@ NB_MODULE(_hal, m) {
               f.function->launch(grid, block, args, shared, nb::cast<Stream&>(stream));
             }
           },
-          "grid"_a, "block"_a, "args"_a, nb::kw_only(), "shared"_a = 0, "stream"_a = nb::none());
+          "grid"_a, "block"_a, "args"_a, nb::kw_only(), "shared"_a = 0, "stream"_a = nb::none())
+      .def(
+          "_launch_repeated",
+          [](BoundFunction& f, uint32_t count, nb::handle grid, nb::handle block, nb::args args,
+             Stream& stream) {
+            return f.function->launch_repeated(count, grid, block, args, stream);
+          },
+          "count"_a, "grid"_a, "block"_a, "args"_a, nb::kw_only(), "stream"_a);
 
   // hal errors become hal.Error subclasses (hal/_errors.py), with the status and the message.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
