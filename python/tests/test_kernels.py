@@ -30,9 +30,24 @@ def test_fill_copy_add_saxpy(dev, pack):
     np.testing.assert_allclose(dy.numpy(), 2.5 * x + y, **F32_TOL)
 
 
-@pytest.mark.parametrize("name", ["matmul_naive_f32", "matmul_tiled_f32_32x32",
-                                  "matmul_tiled_f32_64x64", "matmul_naive_f16",
-                                  "matmul_tiled_f16_32x32"])
+MATMULS = [f"matmul_naive_{t}" for t in ("f32", "f16")] + [
+    f"matmul_tiled_{t}_{n}x{n}" for t in ("f32", "f16") for n in (32, 64, 128)]
+
+
+def test_every_pack_kernel_is_covered_here(kernels):
+    import json
+    import os
+
+    with open(os.path.join(kernels, "manifest.json"), encoding="utf-8") as f:
+        names = {k["name"] for k in json.load(f)["kernels"]}
+    covered = {"fill_f32", "copy_f32", "vector_add_f32", "saxpy", *MATMULS}
+    for t in ("f32", "f16"):
+        covered |= {f"row_sum_{t}", f"softmax_rows_{t}", f"attention_scores_{t}",
+                    f"attention_pv_{t}", f"attention_fused_{t}_d64", f"attention_fused_{t}_d128"}
+    assert names == covered, f"not tested from Python: {sorted(names - covered)}"
+
+
+@pytest.mark.parametrize("name", MATMULS)
 def test_matmul(dev, pack, name):
     dtype = np.float16 if "f16" in name else np.float32
     m, n, k = 40, 72, 24
@@ -86,9 +101,10 @@ def attention_reference(q, k, v, scale, causal):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
 @pytest.mark.parametrize("causal", [0, 1])
-def test_attention_three_kernels_and_fused(dev, pack, dtype, causal):
+@pytest.mark.parametrize("d", [64, 128])
+def test_attention_three_kernels_and_fused(dev, pack, dtype, causal, d):
     suffix = "f16" if dtype == np.float16 else "f32"
-    heads, seq_q, seq_kv, d = 2, 24, 40, 64
+    heads, seq_q, seq_kv = 2, 24, 40
     rng = np.random.default_rng(3)
     q, k, v = (rng.standard_normal((heads, n, d)).astype(dtype) for n in (seq_q, seq_kv, seq_kv))
     scale = 1.0 / np.sqrt(d)
@@ -109,6 +125,6 @@ def test_attention_three_kernels_and_fused(dev, pack, dtype, causal):
     np.testing.assert_allclose(o.numpy().astype(np.float64), o_ref, **tol)
 
     fused = dev.zeros((heads, seq_q, d), dtype)
-    pack.kernel(f"attention_fused_{suffix}_d64")(
+    pack.kernel(f"attention_fused_{suffix}_d{d}")(
         (ceil_div(seq_q, 16), heads), 128, dq, dk, dv, fused, heads, seq_q, seq_kv, scale, causal)
     np.testing.assert_allclose(fused.numpy().astype(np.float64), o_ref, **tol)
