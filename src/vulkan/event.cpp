@@ -26,7 +26,9 @@ hal_status VulkanEvent::synchronize() {
   if (device_.lost()) return device_.lost_status();
   std::shared_ptr<EventCapture> captured = capture();
   if (!captured) return HAL_SUCCESS;
-  return captured->core->wait_value(captured->value);
+  hal_status status = captured->core->wait_value(captured->value);
+  if (status != HAL_SUCCESS) return status;
+  return captured->core->take_fault(captured->value);
 }
 
 hal_status VulkanEvent::query() {
@@ -36,7 +38,8 @@ hal_status VulkanEvent::query() {
   bool done = false;
   hal_status status = captured->core->query_value(captured->value, &done);
   if (status != HAL_SUCCESS) return status;
-  return done ? HAL_SUCCESS : HAL_ERROR_NOT_READY;
+  if (!done) return HAL_ERROR_NOT_READY;
+  return captured->core->take_fault(captured->value);
 }
 
 hal_status VulkanEvent::timestamp(const EventCapture& captured, uint64_t* ticks) {

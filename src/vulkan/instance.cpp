@@ -6,6 +6,7 @@
 #include "vulkan/vk_status.h"
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -16,12 +17,22 @@ namespace {
 
 std::atomic<uint64_t> g_validation_errors{0};
 std::atomic<bool> g_validation_enabled{false};
+std::atomic<bool> g_bounds_checks{false};
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
-bool env_flag(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' && std::string_view(value) != "0";
+// HAL_VULKAN_VALIDATION: unset, empty or "0" is off; "gpu" is the validation layer and bounds
+// checks inside kernels (validation.h); any other value is the validation layer.
+enum class ValidationMode { kOff, kLayer, kGpu };
+
+ValidationMode validation_mode() {
+  const char* value = std::getenv("HAL_VULKAN_VALIDATION");
+  if (value == nullptr || *value == '\0' || std::string_view(value) == "0") {
+    return ValidationMode::kOff;
+  }
+  std::string lower(value);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "gpu" ? ValidationMode::kGpu : ValidationMode::kLayer;
 }
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
@@ -98,6 +109,12 @@ void note_validation_error() {
 void set_validation_enabled(bool enabled) {
   g_validation_enabled.store(enabled);
 }
+bool bounds_checks_enabled() {
+  return g_bounds_checks.load();
+}
+void set_bounds_checks_enabled(bool enabled) {
+  g_bounds_checks.store(enabled);
+}
 
 hal_status Instance::create(std::shared_ptr<Instance>* out) {
   // volkInitialize is idempotent; serialise it because it writes volk's globals.
@@ -123,11 +140,18 @@ hal_status Instance::create(std::shared_ptr<Instance>* out) {
   std::vector<const char*> layers;
   std::vector<const char*> extensions;
   const std::vector<std::string> available = instance_extensions();
-  bool validation = env_flag("HAL_VULKAN_VALIDATION");
+  const ValidationMode mode = validation_mode();
+  bool validation = mode != ValidationMode::kOff;
   if (validation) {
     if (has_layer(kValidationLayer) && contains(available, VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
       layers.push_back(kValidationLayer);
       extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    } else if (mode == ValidationMode::kGpu) {
+      hal::log()->warn(
+          "HAL_VULKAN_VALIDATION=gpu: {} is not installed (Debian: vulkan-validationlayers); "
+          "running without API validation, with bounds checks in kernels",
+          kValidationLayer);
+      validation = false;
     } else {
       hal::log()->warn(
           "HAL_VULKAN_VALIDATION is set but {} is not installed (Debian: "
@@ -201,9 +225,10 @@ hal_status Instance::create(std::shared_ptr<Instance>* out) {
     }
   }
   set_validation_enabled(validation);
-  hal::log()->debug("vulkan: instance created (API {}.{}, validation {})",
-                    VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api),
-                    validation ? "on" : "off");
+  set_bounds_checks_enabled(mode == ValidationMode::kGpu);
+  hal::log()->debug("vulkan: instance created (API {}.{}, validation {}, bounds checks {})",
+                    VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api), validation ? "on" : "off",
+                    mode == ValidationMode::kGpu ? "on" : "off");
   *out = std::move(instance);
   return HAL_SUCCESS;
 }

@@ -271,13 +271,14 @@ hal_status MemoryManager::release(const Allocation& alloc) {
   return HAL_SUCCESS;
 }
 
-hal_status MemoryManager::create_host_buffer(uint64_t size, HostBuffer* out) {
+hal_status MemoryManager::create_host_buffer(uint64_t size, HostBuffer* out,
+                                             VkBufferUsageFlags extra_usage) {
   const VolkDeviceTable& vk = device_.vk();
   HostBuffer buffer;
   buffer.size = size;
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = size;
-  info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | extra_usage;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkResult result = vk.vkCreateBuffer(device_.handle(), &info, nullptr, &buffer.buffer);
   if (result != VK_SUCCESS) return device_.check(result, "vkCreateBuffer (host-visible)");

@@ -89,8 +89,9 @@ class MemoryManager {
   // Finds the hal_host_alloc buffer holding [host, host + size); false if none does.
   bool find_host(const void* host, uint64_t size, VkBuffer* buffer, uint64_t* offset) const;
 
-  // Creates / destroys a host-visible mapped buffer usable as a transfer source and target.
-  hal_status create_host_buffer(uint64_t size, HostBuffer* out);
+  // Creates / destroys a host-visible mapped buffer usable as a transfer source and target (and
+  // for |extra_usage|).
+  hal_status create_host_buffer(uint64_t size, HostBuffer* out, VkBufferUsageFlags extra_usage = 0);
   void destroy_host_buffer(HostBuffer* buffer);
 
  private:

@@ -4,6 +4,7 @@
 #include "common/log.h"
 #include "vulkan/device.h"
 #include "vulkan/pipeline_cache.h"
+#include "vulkan/validation.h"
 #include "vulkan/vk_status.h"
 
 #include <spirv-tools/libspirv.h>
@@ -212,6 +213,16 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
   state->push_size = entry.push_constant_size;
 
   const VolkDeviceTable& vk = device.vk();
+  auto add_set_layout = [&](const std::vector<VkDescriptorSetLayoutBinding>& bindings) {
+    VkDescriptorSetLayoutCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    info.bindingCount = static_cast<uint32_t>(bindings.size());
+    info.pBindings = bindings.data();
+    VkDescriptorSetLayout layout = VK_NULL_HANDLE;
+    VkResult result = vk.vkCreateDescriptorSetLayout(device.handle(), &info, nullptr, &layout);
+    if (result != VK_SUCCESS) return device.check(result, "vkCreateDescriptorSetLayout");
+    state->set_layouts.push_back(layout);
+    return HAL_SUCCESS;
+  };
   if (!entry.bindings.empty()) {
     for (uint32_t set = 0; set <= max_set; ++set) {
       std::vector<VkDescriptorSetLayoutBinding> bindings;
@@ -221,13 +232,20 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
                                                         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
                                                         VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
       }
-      VkDescriptorSetLayoutCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-      info.bindingCount = static_cast<uint32_t>(bindings.size());
-      info.pBindings = bindings.data();
-      VkDescriptorSetLayout layout = VK_NULL_HANDLE;
-      VkResult result = vk.vkCreateDescriptorSetLayout(device.handle(), &info, nullptr, &layout);
-      if (result != VK_SUCCESS) return device.check(result, "vkCreateDescriptorSetLayout");
-      state->set_layouts.push_back(layout);
+      hal_status status = add_set_layout(bindings);
+      if (status != HAL_SUCCESS) return status;
+    }
+  }
+  if (shader->bounds) {
+    // The bounds-check record: binding 0 of a set of its own, after every set of the module.
+    while (state->set_layouts.size() <= shader->bounds->set) {
+      std::vector<VkDescriptorSetLayoutBinding> bindings;
+      if (state->set_layouts.size() == shader->bounds->set) {
+        bindings.push_back(VkDescriptorSetLayoutBinding{0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+      }
+      hal_status status = add_set_layout(bindings);
+      if (status != HAL_SUCCESS) return status;
     }
   }
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, entry.push_constant_size};
@@ -270,6 +288,62 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
   function->state = std::move(state);
   *out = std::move(function);
   return HAL_SUCCESS;
+}
+
+// HAL_VULKAN_VALIDATION=gpu: the module with bounds checks for the driver (in |out|), and its
+// sites; null when it has no access to check or cannot be checked (then it loads as it is, with
+// a warning naming its kernels and why).
+std::shared_ptr<const BoundsChecks> add_checks(const VulkanDevice& device,
+                                               const ReflectedModule& module,
+                                               const std::vector<uint32_t>& words,
+                                               std::vector<uint32_t>* out) {
+  uint32_t set = 0;
+  size_t buffers = 0;
+  std::string kernels;
+  for (const ReflectedEntryPoint& entry : module.entry_points) {
+    kernels += fmt::format("{}'{}'", kernels.empty() ? "" : ", ", entry.name);
+    for (const ReflectedBinding& binding : entry.bindings) set = std::max(set, binding.set + 1);
+    buffers = std::max(buffers, entry.bindings.size());
+  }
+  const uint32_t max_buffers = device.caps().limits.maxPerStageDescriptorStorageBuffers;
+  if (buffers >= max_buffers) {
+    hal::log()->warn(
+        "HAL_VULKAN_VALIDATION=gpu: kernel(s) {} use {} storage buffers, the device allows {} "
+        "per stage, and the bounds checks need one more: loaded without bounds checks",
+        kernels, buffers, max_buffers);
+    return nullptr;
+  }
+  // A module using sets beyond the device's is refused by build_function(), with its message.
+  const uint32_t max_sets = device.caps().limits.maxBoundDescriptorSets;
+  if (set > max_sets) return nullptr;
+  if (set == max_sets) {
+    hal::log()->warn(
+        "HAL_VULKAN_VALIDATION=gpu: kernel(s) {} use descriptor sets 0 to {}, the device binds "
+        "{}, and the bounds checks need one more: loaded without bounds checks",
+        kernels, set - 1, max_sets);
+    return nullptr;
+  }
+  auto checks = std::make_shared<BoundsChecks>();
+  std::string error;
+  if (!add_bounds_checks(words, set, out, checks.get(), &error)) {
+    hal::log()->warn(
+        "HAL_VULKAN_VALIDATION=gpu: kernel(s) {} cannot be checked ({}): loaded "
+        "without bounds checks",
+        kernels, error);
+    return nullptr;
+  }
+  if (checks->sites.empty()) return nullptr;
+  if (validate(device, *out) != HAL_SUCCESS) {
+    hal::log()->warn(
+        "HAL_VULKAN_VALIDATION=gpu: adding bounds checks to kernel(s) {} gave an invalid module "
+        "({}): loaded without bounds checks. Please report this with the module",
+        kernels, hal::pending_error());
+    hal::clear_pending_error();
+    return nullptr;
+  }
+  hal::log()->debug("vulkan: bounds checks on {} accesses of kernel(s) {}", checks->sites.size(),
+                    kernels);
+  return checks;
 }
 
 }  // namespace
@@ -471,14 +545,21 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   status = check_capabilities(reflected, device.caps());
   if (status != HAL_SUCCESS) return status;
 
+  // With bounds checks the driver gets the checked module; hal itself keeps reading the
+  // original.
+  std::vector<uint32_t> checked;
+  std::shared_ptr<const BoundsChecks> bounds;
+  if (bounds_checks_enabled()) bounds = add_checks(device, reflected, words, &checked);
+  const std::vector<uint32_t>& code = bounds ? checked : words;
   VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  info.codeSize = words.size() * 4;
-  info.pCode = words.data();
+  info.codeSize = code.size() * 4;
+  info.pCode = code.data();
   VkShaderModule shader_module = VK_NULL_HANDLE;
   VkResult result =
       device.vk().vkCreateShaderModule(device.handle(), &info, nullptr, &shader_module);
   if (result != VK_SUCCESS) return device.check(result, "vkCreateShaderModule");
   auto shader = std::make_shared<ShaderModuleHandle>(device, shader_module, std::move(words));
+  shader->bounds = std::move(bounds);
 
   auto module = std::make_unique<VulkanModule>(device);
   for (const ReflectedEntryPoint& entry : reflected.entry_points) {

@@ -14,6 +14,10 @@
 //     pointer member is a pointer parameter whose value is the device address (buffer device
 //     address kernels); any other member is a value parameter of its size.
 //
+// Bounds checks (HAL_VULKAN_VALIDATION=gpu): the driver gets the module with the checks of
+// spirv_bounds_check.h, and every function's pipeline layout has the record set after the
+// module's own sets.
+//
 // Pipelines: one per (function, block size, shared-bytes value), created on first use (at load
 // time for kernels with a fixed workgroup size) through the device's VkPipelineCache and kept
 // until the module is gone. LocalSizeId and WorkgroupSize-by-spec-constant kernels take their
@@ -27,6 +31,7 @@
 #pragma once
 
 #include "common/backend.h"
+#include "vulkan/spirv_bounds_check.h"
 #include "vulkan/spirv_reflect.h"
 #include "vulkan/vk.h"
 
@@ -60,6 +65,8 @@ struct ShaderModuleHandle {
   // The module's words (native endian): read again when a launch decides specialization
   // constants that size shared memory.
   std::vector<uint32_t> words;
+  // HAL_VULKAN_VALIDATION=gpu: the checks |module| (not |words|) carries, or null.
+  std::shared_ptr<const BoundsChecks> bounds;
 };
 
 struct FunctionState {

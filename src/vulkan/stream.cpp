@@ -1,6 +1,7 @@
 #include "vulkan/stream.h"
 
 #include "common/error.h"
+#include "common/log.h"
 #include "vulkan/device.h"
 #include "vulkan/event.h"
 #include "vulkan/memory.h"
@@ -41,6 +42,54 @@ void on_host(const StreamCore& core, const hal_device_info& device, Kind kind, u
   trace::Op op = trace::Op::transfer(kind, bytes);
   op.on_host = true;
   trace::device_span(device, core.trace_row(), op, begin, trace::now_ns());
+}
+
+// Records the report of a launch of |state| whose bounds-check |record| (spirv_bounds_check.h)
+// counted accesses out of bounds; |value| is the timeline value of the launch's batch.
+void report_bounds_fault(StreamCore& core, uint64_t value, const FunctionState& state,
+                         const uint32_t* record) {
+  const BoundsChecks& bounds = *state.shader->bounds;
+  const std::string& kernel = state.entry.name;
+  const uint32_t count = record[0];
+  std::string cause;
+  std::string hint;
+  if (record[1] == 0 || record[1] > bounds.sites.size()) {
+    cause = fmt::format("kernel '{}' accessed a buffer out of bounds ({} times)", kernel, count);
+    hint = "Check the kernel's index arithmetic against the sizes of its buffers";
+  } else {
+    const BoundsSite& site = bounds.sites[record[1] - 1];
+    size_t param = 0;
+    while (param < state.slots.size() &&
+           (state.slots[param].push || state.slots[param].set != site.set ||
+            state.slots[param].binding != site.binding)) {
+      ++param;
+    }
+    const std::string parameter =
+        param < state.slots.size() ? fmt::format("parameter {}", param) : std::string("a buffer");
+    const uint32_t index = record[2];
+    const uint32_t length = record[3];
+    const std::string name = site.name.empty() ? "" : fmt::format(", '{}'", site.name);
+    const std::string as_signed =
+        index > 0x7FFFFFFFu ? fmt::format(" ({} as a signed index)", static_cast<int32_t>(index))
+                            : "";
+    const char* outcome = site.write     ? (count == 1 ? "was skipped" : "were skipped")
+                          : site.skipped ? "read 0"
+                                         : "went ahead (8- and 16-bit loads are only reported)";
+    cause = fmt::format(
+        "kernel '{}' {} out of bounds: element {}{} (byte offset {}) of {} (set {}, "
+        "binding {}{}), an array of {} element{} of {} bytes; {} access{} in this launch {} out "
+        "of bounds (the first recorded is shown) and {} (HAL_VULKAN_VALIDATION=gpu)",
+        kernel, site.write ? "wrote" : "read", index, as_signed,
+        site.array_offset + static_cast<uint64_t>(index) * site.stride, parameter, site.set,
+        site.binding, name, length, length == 1 ? "" : "s", site.stride, count,
+        count == 1 ? "" : "es", count == 1 ? "was" : "were", outcome);
+    hint = fmt::format(
+        "Check the kernel's index arithmetic and bounds tests against the size of the allocation "
+        "passed as {} (the buffer ends where that allocation ends), or allocate it larger",
+        parameter);
+  }
+  hal::log()->error("vulkan bounds check: {}", cause);
+  core.note_fault_locked(value, std::move(cause), std::move(hint));
 }
 
 }  // namespace
@@ -238,9 +287,13 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
   auto lock = core_->lock();
   // The previous launch in this command buffer bound sets describing exactly these buffers for
   // this function's layout: they are still bound (copies, fills, barriers and other pipelines
-  // of the same layout leave them alone).
-  const bool reuse_sets = bound_.batch != 0 && bound_.batch == core_->open_serial_locked() &&
+  // of the same layout leave them alone). With bounds checks each launch has its own record.
+  const BoundsChecks* bounds = state->shader->bounds.get();
+  const bool reuse_sets = bounds == nullptr && bound_.batch != 0 &&
+                          bound_.batch == core_->open_serial_locked() &&
                           bound_.state == state.get() && same_buffers(buffers);
+  uint32_t* record = nullptr;
+  VkDescriptorBufferInfo record_info{};
   sets.assign(reuse_sets ? 0 : state->set_layouts.size(), VK_NULL_HANDLE);
   if (!sets.empty()) {
     status = core_->allocate_descriptor_sets(state->set_layouts.data(),
@@ -255,6 +308,17 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
       write.descriptorCount = 1;
       write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       write.pBufferInfo = &buffers[next_buffer++];
+      writes.push_back(write);
+    }
+    if (bounds != nullptr) {
+      status = core_->bounds_record(&record_info, &record);
+      if (status != HAL_SUCCESS) return status;
+      VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      write.dstSet = sets[bounds->set];
+      write.dstBinding = 0;
+      write.descriptorCount = 1;
+      write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      write.pBufferInfo = &record_info;
       writes.push_back(write);
     }
     vk.vkUpdateDescriptorSets(device_.handle(), static_cast<uint32_t>(writes.size()), writes.data(),
@@ -293,6 +357,12 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
   }
   vk.vkCmdDispatch(cmd, params.grid[0], params.grid[1], params.grid[2]);
   if (!core_->keeps_last_locked(state.get())) core_->keep_alive(state);
+  if (record != nullptr) {
+    // Read when the batch has completed, before the batch's records are reused.
+    core_->on_complete([core = core_.get(), value = core_->open_value_locked(), state, record] {
+      if (record[0] != 0) report_bounds_fault(*core, value, *state, record);
+    });
+  }
   return core_->end_command();
 }
 
@@ -339,11 +409,17 @@ hal_status VulkanStream::wait(hal::Event& event) {
 }
 
 hal_status VulkanStream::synchronize() {
-  return core_->synchronize();
+  hal_status status = core_->synchronize();
+  if (status != HAL_SUCCESS) return status;
+  return core_->take_fault(UINT64_MAX);
 }
 
 hal_status VulkanStream::query() {
-  return core_->query();
+  hal_status status = core_->query();
+  if (status != HAL_SUCCESS && status != HAL_ERROR_NOT_READY) return status;
+  // A report from work that completed comes first, even while later work is still running.
+  hal_status fault = core_->take_fault(UINT64_MAX);
+  return fault != HAL_SUCCESS ? fault : status;
 }
 
 }  // namespace hal::vulkan

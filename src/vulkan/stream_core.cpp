@@ -3,8 +3,10 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "vulkan/device.h"
+#include "vulkan/spirv_bounds_check.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace hal::vulkan {
 namespace {
@@ -100,6 +102,7 @@ void StreamCore::release_batch_resources(Batch& batch) {
     free_chunks_.push_back(std::move(chunk));
   }
   batch.chunks.clear();
+  batch.bounds_records_used = 0;
   batch.keep.clear();
   batch.completions.clear();
   batch.traced.clear();
@@ -109,6 +112,9 @@ void StreamCore::release_batch_resources(Batch& batch) {
 void StreamCore::destroy_batch(Batch& batch) {
   batch.completions.clear();
   release_batch_resources(batch);
+  if (batch.bounds_records.buffer != VK_NULL_HANDLE) {
+    device_.memory().destroy_host_buffer(&batch.bounds_records);
+  }
   if (batch.pool != VK_NULL_HANDLE) {
     device_.vk().vkDestroyDescriptorPool(device_.handle(), batch.pool, nullptr);
     batch.pool = VK_NULL_HANDLE;
@@ -296,6 +302,30 @@ void StreamCore::on_complete(std::function<void()> callback) {
 void StreamCore::keep_alive(std::shared_ptr<void> object) {
   if (open_batch_locked() != HAL_SUCCESS) return;
   open_->keep.push_back(std::move(object));
+}
+
+hal_status StreamCore::bounds_record(VkDescriptorBufferInfo* range, uint32_t** host) {
+  hal_status status = open_batch_locked();
+  if (status != HAL_SUCCESS) return status;
+  Batch& batch = *open_;
+  const uint64_t bytes = 4 * kBoundsRecordWords;
+  const uint64_t align =
+      std::max<uint64_t>(device_.caps().limits.minStorageBufferOffsetAlignment, 4);
+  const uint64_t stride = (bytes + align - 1) / align * align;
+  if (batch.bounds_records.buffer == VK_NULL_HANDLE) {
+    status = device_.memory().create_host_buffer(
+        stride * kMaxCommandsPerBatch, &batch.bounds_records, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    if (status != HAL_SUCCESS) return status;
+  }
+  // Every launch is a command, and a batch holds at most kMaxCommandsPerBatch of them.
+  if (batch.bounds_records_used >= kMaxCommandsPerBatch) {
+    return hal::fail(HAL_ERROR_INTERNAL, "a batch ran out of bounds-check records");
+  }
+  const uint64_t offset = stride * batch.bounds_records_used++;
+  *range = VkDescriptorBufferInfo{batch.bounds_records.buffer, offset, bytes};
+  *host = reinterpret_cast<uint32_t*>(batch.bounds_records.mapped + offset);
+  std::memset(*host, 0, bytes);
+  return HAL_SUCCESS;
 }
 
 hal_status StreamCore::allocate_descriptor_sets(const VkDescriptorSetLayout* layouts,
@@ -486,6 +516,29 @@ hal_status StreamCore::query() {
   hal_status status = query_value(target, &done);
   if (status != HAL_SUCCESS) return status;
   return done ? HAL_SUCCESS : HAL_ERROR_NOT_READY;
+}
+
+void StreamCore::note_fault_locked(uint64_t value, std::string cause, std::string hint) {
+  if (fault_) {
+    ++fault_->later;
+    return;
+  }
+  fault_ = Fault{value, std::move(cause), std::move(hint), 0};
+}
+
+hal_status StreamCore::take_fault(uint64_t value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!fault_ || fault_->value > value) return HAL_SUCCESS;
+  Fault fault = std::move(*fault_);
+  fault_.reset();
+  std::string later;
+  if (fault.later > 0) {
+    later = fmt::format(
+        " ({} later launch{} on this stream also accessed out of bounds; see the "
+        "log)",
+        fault.later, fault.later == 1 ? "" : "es");
+  }
+  return hal::failf(HAL_ERROR_LAUNCH_FAILED, "{}{}. {}", fault.cause, later, fault.hint);
 }
 
 hal_status StreamCore::wait_semaphore(uint64_t value) {

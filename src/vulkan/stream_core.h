@@ -43,6 +43,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace hal::vulkan {
@@ -97,6 +99,11 @@ class StreamCore {
   bool keeps_last_locked(const void* object) const {
     return open_ && !open_->keep.empty() && open_->keep.back().get() == object;
   }
+  // A zeroed bounds-check record (spirv_bounds_check.h) for the next launch in the open batch
+  // (HAL_VULKAN_VALIDATION=gpu): the range to bind and its host view, which holds the launch's
+  // result once the batch has completed. Each batch has a buffer of kMaxCommandsPerBatch records
+  // at fixed places, reused from batch to batch.
+  hal_status bounds_record(VkDescriptorBufferInfo* range, uint32_t** host);
   // Descriptor sets from the open batch's pool (submits and retries once when it is full).
   hal_status allocate_descriptor_sets(const VkDescriptorSetLayout* layouts, uint32_t count,
                                       VkDescriptorSet* out);
@@ -120,6 +127,10 @@ class StreamCore {
   size_t wait_count_locked() const { return waits_.size(); }
   uint64_t last_submitted_locked() const { return last_submitted_; }
 
+  // A kernel's bounds-check report (HAL_VULKAN_VALIDATION=gpu), from the completion of the
+  // batch that signals |value|: the first is kept for take_fault(), later ones only counted.
+  void note_fault_locked(uint64_t value, std::string cause, std::string hint);
+
   // ---- Synchronisation (take the lock) ----
   hal_status flush();
   // Submits, then blocks until everything issued so far has completed.
@@ -130,6 +141,10 @@ class StreamCore {
   hal_status wait_value(uint64_t value);
   // Whether the timeline reached |value| (retires completed batches).
   hal_status query_value(uint64_t value, bool* done);
+  // HAL_ERROR_LAUNCH_FAILED with the kept report when it came from a batch at or before |value|
+  // (and forgets it), else HAL_SUCCESS. Stream, event and device synchronisation and queries call
+  // it once their work has completed; waits hal makes for itself (before freeing memory) do not.
+  hal_status take_fault(uint64_t value);
 
  private:
   struct StagingChunk {
@@ -147,6 +162,8 @@ class StreamCore {
     std::vector<std::shared_ptr<void>> keep;
     std::vector<HostBuffer> large_staging;
     std::vector<std::unique_ptr<StagingChunk>> chunks;
+    HostBuffer bounds_records;  // created on the first bounds-checked launch
+    uint32_t bounds_records_used = 0;
     // Timeline trace: command i's timestamps are queries 2i and 2i+1 of |trace_queries|.
     VkQueryPool trace_queries = VK_NULL_HANDLE;
     std::vector<trace::Op> traced;
@@ -155,6 +172,12 @@ class StreamCore {
   struct Wait {
     std::shared_ptr<StreamCore> core;
     uint64_t value = 0;
+  };
+  struct Fault {
+    uint64_t value = 0;
+    std::string cause;
+    std::string hint;
+    uint32_t later = 0;  // faulty launches completed after it, before it was taken
   };
 
   hal_status open_batch_locked();
@@ -195,6 +218,7 @@ class StreamCore {
   uint64_t completed_ = 0;
   uint32_t trace_row_ = 0;
   bool tracing_command_ = false;  // the open command got a begin timestamp
+  std::optional<Fault> fault_;
 };
 
 }  // namespace hal::vulkan
