@@ -57,7 +57,7 @@ extern "C" {
  * ===========================================================================================*/
 
 #define HAL_VERSION_MAJOR 0
-#define HAL_VERSION_MINOR 2
+#define HAL_VERSION_MINOR 3
 #define HAL_VERSION_PATCH 0
 /* A packed version: major in bits 16..31, minor in bits 8..15, patch in bits 0..7. */
 #define HAL_MAKE_VERSION(major, minor, patch) \
@@ -456,6 +456,13 @@ typedef enum hal_param_kind {
   HAL_PARAM_VALUE = 2    /* its argument is |size| bytes passed by value */
 } hal_param_kind;
 
+/* What a value parameter holds, as far as its IR says (hal_param_info.type, since 0.3.0). */
+typedef enum hal_param_type {
+  HAL_PARAM_TYPE_UNKNOWN = 0, /* pointers, PTX bit types (.b32), aggregates, binaries */
+  HAL_PARAM_TYPE_INTEGER = 1, /* an integer of |size| bytes; signedness is not recorded */
+  HAL_PARAM_TYPE_FLOAT = 2    /* a floating-point number of |size| bytes */
+} hal_param_type;
+
 typedef struct hal_param_info {
   uint32_t struct_size;
   hal_param_kind kind;
@@ -465,6 +472,9 @@ typedef struct hal_param_info {
    * the widest access through it for a SPIR-V buffer device address, ".ptr .align N" for PTX
    * (else 1), 1 for a binary. See docs/ABI.md. */
   uint32_t alignment;
+  /* Since 0.3.0. hal_launch takes untyped bytes and cannot check it; a binding that packs
+   * arguments from typed values uses it (docs/ABI.md). */
+  hal_param_type type;
 } hal_param_info;
 
 /* Returns: HAL_SUCCESS; HAL_ERROR_INVALID_HANDLE; HAL_ERROR_INVALID_ARGUMENT (NULL or bad

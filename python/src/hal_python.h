@@ -127,6 +127,7 @@ struct Param {
   hal_param_kind kind;
   uint32_t size;
   uint32_t alignment;
+  hal_param_type type;  // HAL_PARAM_TYPE_UNKNOWN when the IR does not say
 };
 
 // A kernel of a module, with the parameter list hal reflected from its IR.

@@ -50,14 +50,37 @@ void dims(nb::handle value, const char* what, uint32_t out[3], uint32_t fill) {
   for (Py_ssize_t i = 0; i < n; ++i) out[i] = nb::cast<uint32_t>(seq[static_cast<size_t>(i)]);
 }
 
+// "a pointer", "4-byte float", "4-byte integer", "12-byte value".
+std::string describe(const Param& param) {
+  if (param.kind == HAL_PARAM_POINTER) return "a pointer";
+  const char* what = param.type == HAL_PARAM_TYPE_FLOAT     ? "float"
+                     : param.type == HAL_PARAM_TYPE_INTEGER ? "integer"
+                                                            : "value";
+  return std::to_string(param.size) + "-byte " + what;
+}
+
 [[noreturn]] void argument_error(const std::string& function, size_t index, const Param& param,
                                  const std::string& what) {
-  throw nb::type_error(
-      ("'" + function + "' parameter " + std::to_string(index) + " (" +
-       (param.kind == HAL_PARAM_POINTER ? std::string("a pointer")
-                                        : std::to_string(param.size) + "-byte value") +
-       "): " + what)
-          .c_str());
+  throw nb::type_error(("'" + function + "' parameter " + std::to_string(index) + " (" +
+                        describe(param) + "): " + what)
+                           .c_str());
+}
+
+constexpr const char* kShifted = ": is an argument missing or out of order?";
+
+void pack_float(double v, const std::string& function, size_t index, const Param& param,
+                uint8_t* slot) {
+  if (param.size == 4) {
+    const float f = static_cast<float>(v);
+    std::memcpy(slot, &f, 4);
+  } else if (param.size == 8) {
+    std::memcpy(slot, &v, 8);
+  } else {
+    argument_error(function, index, param,
+                   "a Python number fills 4 (float32) or 8 (float64) bytes; pass a NumPy "
+                   "scalar of " +
+                       std::to_string(param.size) + " bytes (e.g. numpy.float16)");
+  }
 }
 
 nb::handle numpy_generic() {
@@ -72,6 +95,16 @@ void pack_value(nb::handle arg, const std::string& function, size_t index, const
   // NumPy scalars give their own bytes, whose size must match; numpy.float64, which is also a
   // Python float, converts like one (1.0 / np.sqrt(d) is a common scale argument).
   if (nb::isinstance(arg, numpy_generic()) && !PyFloat_Check(arg.ptr())) {
+    // A NumPy scalar says what it is: an integer for a float parameter (or the other way) is
+    // a mistake, not something to convert silently.
+    const std::string kind = nb::cast<std::string>(arg.attr("dtype").attr("kind"));
+    const bool numpy_float = kind == "f";
+    const bool numpy_integer = kind == "i" || kind == "u" || kind == "b";
+    if ((param.type == HAL_PARAM_TYPE_FLOAT && numpy_integer) ||
+        (param.type == HAL_PARAM_TYPE_INTEGER && numpy_float)) {
+      argument_error(function, index, param,
+                     "got a NumPy " + text(arg.attr("dtype")) + std::string(kShifted));
+    }
     nb::bytes raw = nb::cast<nb::bytes>(arg.attr("tobytes")());
     if (raw.size() != size) {
       argument_error(function, index, param,
@@ -80,6 +113,16 @@ void pack_value(nb::handle arg, const std::string& function, size_t index, const
     }
     std::memcpy(slot, raw.c_str(), size);
     return;
+  }
+  if (param.type == HAL_PARAM_TYPE_FLOAT && PyLong_Check(arg.ptr())) {
+    // A Python int (or bool) for a float parameter: its value, as a float.
+    const double v = PyLong_AsDouble(arg.ptr());
+    if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    pack_float(v, function, index, param, slot);
+    return;
+  }
+  if (param.type == HAL_PARAM_TYPE_INTEGER && PyFloat_Check(arg.ptr())) {
+    argument_error(function, index, param, "got float " + text(arg) + std::string(kShifted));
   }
   if (PyBool_Check(arg.ptr())) {
     std::memset(slot, 0, size);
@@ -112,18 +155,7 @@ void pack_value(nb::handle arg, const std::string& function, size_t index, const
     return;
   }
   if (PyFloat_Check(arg.ptr())) {
-    const double v = PyFloat_AS_DOUBLE(arg.ptr());
-    if (size == 4) {
-      const float f = static_cast<float>(v);
-      std::memcpy(slot, &f, 4);
-    } else if (size == 8) {
-      std::memcpy(slot, &v, 8);
-    } else {
-      argument_error(function, index, param,
-                     "a Python float fills 4 (float32) or 8 (float64) bytes; pass a NumPy scalar "
-                     "of " +
-                         std::to_string(size) + " bytes (e.g. numpy.float16)");
-    }
+    pack_float(PyFloat_AS_DOUBLE(arg.ptr()), function, index, param, slot);
     return;
   }
   if (nb::isinstance<ArrayBase>(arg)) {
@@ -147,11 +179,7 @@ void Function::launch(nb::handle grid, nb::handle block, nb::args args, uint32_t
   }
   if (args.size() != params_.size()) {
     std::string kinds;
-    for (const Param& p : params_) {
-      kinds += (kinds.empty() ? "" : ", ") + (p.kind == HAL_PARAM_POINTER
-                                                  ? std::string("pointer")
-                                                  : std::to_string(p.size) + "-byte value");
-    }
+    for (const Param& p : params_) kinds += (kinds.empty() ? "" : ", ") + describe(p);
     throw nb::type_error(("'" + name_ + "' takes " + std::to_string(params_.size()) +
                           " arguments (" + kinds + "), got " + std::to_string(args.size()))
                              .c_str());
@@ -181,11 +209,10 @@ void Function::launch(nb::handle grid, nb::handle block, nb::args args, uint32_t
       } else if (PyLong_Check(arg.ptr()) && !PyBool_Check(arg.ptr())) {
         address = nb::cast<uint64_t>(arg);
       } else {
-        argument_error(name_, i, p,
-                       "takes a hal.Array (or an int device address), got " + kind_of(arg) +
-                           (PyFloat_Check(arg.ptr()) || nb::isinstance(arg, numpy_generic())
-                                ? ": is an argument missing or out of order?"
-                                : ""));
+        argument_error(
+            name_, i, p,
+            "takes a hal.Array (or an int device address), got " + kind_of(arg) +
+                (PyFloat_Check(arg.ptr()) || nb::isinstance(arg, numpy_generic()) ? kShifted : ""));
       }
       std::memcpy(slot, &address, sizeof address);
     } else {

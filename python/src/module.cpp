@@ -310,8 +310,11 @@ NB_MODULE(_hal, m) {
                    [](const BoundFunction& f) {
                      nb::list out;
                      for (const Param& p : f.function->params()) {
+                       const char* type = p.type == HAL_PARAM_TYPE_FLOAT     ? "float"
+                                          : p.type == HAL_PARAM_TYPE_INTEGER ? "integer"
+                                                                             : "";
                        out.append(nb::make_tuple(p.kind == HAL_PARAM_POINTER ? "pointer" : "value",
-                                                 p.size, p.alignment));
+                                                 p.size, p.alignment, type));
                      }
                      return out;
                    })

@@ -186,7 +186,7 @@ Function::Function(std::shared_ptr<Module> module, const std::string& name)
     std::memset(&p, 0, sizeof p);
     p.struct_size = sizeof p;
     check(hal_function_get_param(handle_, i, &p));
-    params_.push_back(Param{p.kind, p.size, p.alignment});
+    params_.push_back(Param{p.kind, p.size, p.alignment, p.type});
   }
 }
 

@@ -20,25 +20,32 @@ def saxpy(pack):
 def test_params_come_from_reflection(saxpy):
     assert [p[0] for p in saxpy.params] == ["pointer", "pointer", "value", "value"]
     assert [p[1] for p in saxpy.params] == [8, 8, 4, 4]
+    assert [p[3] for p in saxpy.params] == ["", "", "integer", "float"]
     assert saxpy.name == "saxpy"
 
 
 def test_arguments_of_the_wrong_kind_raise_type_error(dev, saxpy):
     x, y = dev.zeros(64), dev.zeros(64)
-    with pytest.raises(TypeError, match=r"'saxpy' takes 4 arguments \(pointer, pointer, "
-                                         r"4-byte value, 4-byte value\), got 3"):
+    with pytest.raises(TypeError, match=r"'saxpy' takes 4 arguments \(a pointer, a pointer, "
+                                         r"4-byte integer, 4-byte float\), got 3"):
         saxpy(1, 256, x, y, 64)
     with pytest.raises(TypeError, match="parameter 1 .a pointer.: takes a hal.Array .* got "
                                         "float: is an argument missing or out of order"):
         saxpy(1, 256, x, 2.0, 64, y)
-    with pytest.raises(TypeError, match="parameter 2 .4-byte value.: got a hal.Array"):
+    with pytest.raises(TypeError, match="parameter 2 .4-byte integer.: got a hal.Array"):
         saxpy(1, 256, x, y, x, 2.0)
-    with pytest.raises(TypeError, match="parameter 3 .4-byte value.: takes an int, a float or a "
+    with pytest.raises(TypeError, match="parameter 3 .4-byte float.: takes an int, a float or a "
                                         "NumPy scalar, got str"):
         saxpy(1, 256, x, y, 64, "2")
+    # The two values swapped: the integer parameter refuses the float.
+    with pytest.raises(TypeError, match="parameter 2 .4-byte integer.: got float 2.0: is an "
+                                        "argument missing or out of order"):
+        saxpy(1, 256, x, y, 2.0, 64)
+    with pytest.raises(TypeError, match="parameter 3 .4-byte float.: got a NumPy int32: is an"):
+        saxpy(1, 256, x, y, 64, np.int32(2))
     with pytest.raises(TypeError, match="got a NumPy float16 of 2 bytes"):
         saxpy(1, 256, x, y, 64, np.float16(2))
-    with pytest.raises(TypeError, match="parameter 2 .4-byte value.: got a NumPy int64 of 8"):
+    with pytest.raises(TypeError, match="parameter 2 .4-byte integer.: got a NumPy int64 of 8"):
         saxpy(1, 256, x, y, np.int64(64), 2.0)
     with pytest.raises(ValueError, match="4294967296 does not fit in 4 bytes"):
         saxpy(1, 256, x, y, 2**32, 2.0)
@@ -50,8 +57,9 @@ def test_arguments_of_the_wrong_kind_raise_type_error(dev, saxpy):
 
 def test_values_convert_by_their_parameter(dev, saxpy):
     x = dev.asarray(np.ones(64, np.float32))
+    # A Python int for a float parameter is its value as a float (the IR says which is which).
     for n, alpha in [(64, 2.0), (np.uint32(64), np.float32(2.0)), (np.int32(64), np.float64(2.0)),
-                     (True, 2.0)]:
+                     (True, 2.0), (64, 2)]:
         y = dev.zeros(64)
         saxpy(1, 256, x, y, n, alpha)
         count = 1 if n is True else 64

@@ -4,6 +4,7 @@
 #include "common/registry.h"
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -237,8 +238,9 @@ HAL_API hal_status hal_function_get_param(hal_function function, uint32_t index,
     auto f = lookup_function(function);
     if (!f) return HAL_ERROR_INVALID_HANDLE;
     HAL_REQUIRE_ARG(param != nullptr, "param is NULL");
+    // The first published hal_param_info ended before |type| (0.3.0).
     HAL_RETURN_IF_ERROR(
-        check_struct_size(param->struct_size, sizeof(hal_param_info), "hal_param_info"));
+        check_struct_size(param->struct_size, offsetof(hal_param_info, type), "hal_param_info"));
     const FunctionDesc& d = f->impl->desc;
     if (!d.params_known) {
       return failf(HAL_ERROR_NOT_FOUND,
@@ -255,6 +257,7 @@ HAL_API hal_status hal_function_get_param(hal_function function, uint32_t index,
     out.kind = d.params[index].kind;
     out.size = d.params[index].size;
     out.alignment = d.params[index].alignment;
+    out.type = d.params[index].type;
     copy_out(out, param);
     return HAL_SUCCESS;
   });

@@ -66,6 +66,7 @@ struct ParamInfo {
   // A pointer the kernel receives as a raw address (PTX; SPIR-V push-constant addresses): an
   // argument of 0 reaches it as a null pointer. A descriptor-bound buffer cannot be null.
   bool nullable = false;
+  hal_param_type type = HAL_PARAM_TYPE_UNKNOWN;  // values only: integer or float, if known
 };
 
 // What the runtime knows about a function; the backend fills it when the module loads.

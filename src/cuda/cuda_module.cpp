@@ -192,6 +192,9 @@ void describe_ptx_entry(const ptx::Entry& entry, FunctionDesc* desc) {
     // For a pointer, what the kernel needs of the address (hal_param_info.alignment).
     info.alignment = info.kind == HAL_PARAM_POINTER ? param.pointee_alignment : param.alignment;
     info.nullable = info.kind == HAL_PARAM_POINTER;  // PTX takes raw addresses: NULL passes
+    info.type = param.type == ptx::ParamType::kFloat     ? HAL_PARAM_TYPE_FLOAT
+                : param.type == ptx::ParamType::kInteger ? HAL_PARAM_TYPE_INTEGER
+                                                         : HAL_PARAM_TYPE_UNKNOWN;
     desc->params.push_back(info);
   }
   for (int i = 0; i < 3; ++i) desc->block[i] = entry.reqntid[i];

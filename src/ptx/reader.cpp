@@ -8,6 +8,23 @@
 namespace hal::ptx {
 namespace {
 
+// A scalar parameter's type as hal_param_info reports it; packed pairs (f16x2), tf32 and fp8
+// are bit patterns to the caller, not numbers it could convert.
+ParamType value_type(const ir::Variable& variable, bool pointer) {
+  if (pointer || variable.count != 1 || variable.vector != 1) return ParamType::kUnknown;
+  switch (variable.type) {
+    case ir::Type::kF16:
+    case ir::Type::kBF16:
+    case ir::Type::kF32:
+    case ir::Type::kF64:
+      return ParamType::kFloat;
+    default:
+      break;
+  }
+  if (ir::is_signed(variable.type) || ir::is_unsigned(variable.type)) return ParamType::kInteger;
+  return ParamType::kUnknown;
+}
+
 bool is_64bit_integer(ir::Type type) {
   return type == ir::Type::kU64 || type == ir::Type::kS64 || type == ir::Type::kB64;
 }
@@ -112,13 +129,17 @@ bool parse(std::string_view text, Module* out, std::string* error) {
       param.size = static_cast<uint32_t>(variable.size());
       param.alignment = variable.alignment();
       if (variable.ptr_align > 1) param.pointee_alignment = variable.ptr_align;
+      param.type = value_type(variable, pointer);
       candidates.push_back(!pointer && !array && variable.vector == 1 &&
                            is_64bit_integer(variable.type));
       entry.params.push_back(std::move(param));
     }
     const std::vector<bool> pointers = classify_params(entry.name, candidates);
     for (size_t i = 0; i < entry.params.size(); ++i) {
-      if (pointers[i]) entry.params[i].kind = ParamKind::kPointer;
+      if (pointers[i]) {
+        entry.params[i].kind = ParamKind::kPointer;
+        entry.params[i].type = ParamType::kUnknown;
+      }
     }
     for (int i = 0; i < 3; ++i) entry.reqntid[i] = function.reqntid[i];
     if (function.maxntid[0] != 0) {

@@ -37,10 +37,14 @@
 namespace hal::ptx {
 
 enum class ParamKind { kPointer, kValue };
+// What a scalar value parameter holds: .uN/.sN integers, .f16/.bf16/.f32/.f64 floats; bit
+// types, vectors, arrays and pointers are kUnknown.
+enum class ParamType { kUnknown, kInteger, kFloat };
 
 struct Param {
   std::string name;
   ParamKind kind = ParamKind::kValue;
+  ParamType type = ParamType::kUnknown;
   uint32_t size = 0;       // bytes the argument occupies
   uint32_t alignment = 0;  // bytes
   // Pointers only: the alignment the kernel assumes of the address (".ptr .align N"), else 1.

@@ -205,10 +205,13 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
     slot.size = member.size;
     state->slots.push_back(slot);
     // An address needs only the alignment of the accesses the kernel makes through it.
+    const hal_param_type type = member.is_float     ? HAL_PARAM_TYPE_FLOAT
+                                : member.is_integer ? HAL_PARAM_TYPE_INTEGER
+                                                    : HAL_PARAM_TYPE_UNKNOWN;
     desc.params.push_back(
         member.is_address
             ? ParamInfo{HAL_PARAM_POINTER, 8, member.address_alignment, /*nullable=*/true}
-            : ParamInfo{HAL_PARAM_VALUE, member.size, member.alignment});
+            : ParamInfo{HAL_PARAM_VALUE, member.size, member.alignment, /*nullable=*/false, type});
   }
   state->push_size = entry.push_constant_size;
 

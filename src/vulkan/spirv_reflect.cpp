@@ -467,6 +467,8 @@ bool Parser::build(ReflectedModule* out) {
             if (type.op == kOpTypeInt && !type.operands.empty() && type.operands[0] == 64) {
               member.is_address = true;
             }
+            member.is_integer = type.op == kOpTypeInt && !member.is_address;
+            member.is_float = type.op == kOpTypeFloat;
             if (type.op == kOpTypePointer && type.operands.size() >= 2 &&
                 type.operands[0] == kStoragePhysicalStorageBuffer) {
               member.is_address = true;

@@ -48,6 +48,10 @@ struct ReflectedPushMember {
   // bitcasts, integer offsets and function variables. When no access is traced: the widest
   // scalar of a PhysicalStorageBuffer pointee, 1 for a plain 64-bit integer.
   uint32_t address_alignment = 1;
+  // Values only: an integer or float scalar (hal_param_info.type); else neither (vectors,
+  // matrices, arrays, structs).
+  bool is_integer = false;
+  bool is_float = false;
 };
 
 struct ReflectedEntryPoint {

@@ -83,6 +83,7 @@ hal::ParamInfo parse_param(const std::string& type, const std::string& context) 
       param.kind = HAL_PARAM_VALUE;
       param.size = v.size;
       param.alignment = v.size;
+      param.type = v.name[0] == 'f' ? HAL_PARAM_TYPE_FLOAT : HAL_PARAM_TYPE_INTEGER;
       return param;
     }
   }

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -410,7 +411,16 @@ TEST_F(Launch, ParamInfoDescribesEachParameter) {
   EXPECT_EQ(p.kind, HAL_PARAM_VALUE);
   EXPECT_EQ(p.size, 4u);
   EXPECT_EQ(p.alignment, 4u);
-  ASSERT_OK(hal_function_get_param(function(module_, "mixed"), 3, &p));
+  EXPECT_EQ(p.type, HAL_PARAM_TYPE_INTEGER);
+  hal_function mixed = function(module_, "mixed");  // (u8, ptr, f64, bytes12, i16)
+  const hal_param_type types[] = {HAL_PARAM_TYPE_INTEGER, HAL_PARAM_TYPE_UNKNOWN,
+                                  HAL_PARAM_TYPE_FLOAT, HAL_PARAM_TYPE_UNKNOWN,
+                                  HAL_PARAM_TYPE_INTEGER};
+  for (uint32_t i = 0; i < 5; ++i) {
+    ASSERT_OK(hal_function_get_param(mixed, i, &p));
+    EXPECT_EQ(p.type, types[i]) << "parameter " << i;
+  }
+  ASSERT_OK(hal_function_get_param(mixed, 3, &p));
   EXPECT_EQ(p.size, 12u);
   EXPECT_EQ(p.alignment, 1u);
 
@@ -421,6 +431,20 @@ TEST_F(Launch, ParamInfoDescribesEachParameter) {
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_function_get_param(vadd_, 0, nullptr));
   hal_param_info zero{};
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_function_get_param(vadd_, 0, &zero));
+
+  // A caller built against 0.2 passes the struct without |type|: it gets what it knows, and
+  // nothing past its struct_size is written.
+  hal_param_info old;
+  std::memset(&old, 0xAB, sizeof old);
+  old.struct_size = offsetof(hal_param_info, type);
+  ASSERT_OK(hal_function_get_param(vadd_, 3, &old));
+  EXPECT_EQ(old.size, 4u);
+  EXPECT_EQ(old.struct_size, offsetof(hal_param_info, type));
+  uint32_t untouched = 0;
+  std::memcpy(&untouched, &old.type, sizeof untouched);
+  EXPECT_EQ(untouched, 0xABABABABu);
+  old.struct_size = offsetof(hal_param_info, type) - 1;
+  EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_function_get_param(vadd_, 3, &old));
 }
 
 }  // namespace

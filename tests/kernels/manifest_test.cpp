@@ -204,6 +204,11 @@ TEST_P(ManifestHal, FunctionsMatchTheManifest) {
           << "parameter " << p << " (" << k->params[p].name << ")";
       EXPECT_EQ(pi.size, k->params[p].size)
           << "parameter " << p << " (" << k->params[p].name << ")";
+      // A value's type as the IR says it: the manifest's u32 is an integer, f32 a float.
+      const hal_param_type want = k->params[p].kind == HAL_PARAM_POINTER ? HAL_PARAM_TYPE_UNKNOWN
+                                  : k->params[p].type[0] == 'f'          ? HAL_PARAM_TYPE_FLOAT
+                                                                         : HAL_PARAM_TYPE_INTEGER;
+      EXPECT_EQ(pi.type, want) << "parameter " << p << " (" << k->params[p].name << ")";
     }
     hal_param_info beyond{};
     beyond.struct_size = sizeof beyond;

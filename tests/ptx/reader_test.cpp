@@ -17,6 +17,7 @@ namespace {
 using hal::ptx::Entry;
 using hal::ptx::Module;
 using hal::ptx::ParamKind;
+using hal::ptx::ParamType;
 
 Module parse_ok(std::string_view text) {
   Module module;
@@ -268,6 +269,37 @@ TEST(PtxReader, ReadsJoinedPointerAttributes) {
             std::string::npos);
   EXPECT_NE(parse_error(header + ".entry k(.param .u64 .ptr..global p) {}").find("unexpected"),
             std::string::npos);
+}
+
+// hal_param_info.type: what a scalar value parameter holds. Bit types, vectors, arrays and
+// pointers are unknown; nvcc writes a C int as .u32 or .s32, so signedness is not recorded.
+TEST(PtxReader, TypesScalarValueParameters) {
+  const Module module = parse_ok(R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(
+    .param .u64 .ptr .global .align 4 k_param_0,
+    .param .f32 k_param_1,
+    .param .u32 k_param_2,
+    .param .s16 k_param_3,
+    .param .f64 k_param_4,
+    .param .b32 k_param_5,
+    .param .align 8 .b8 k_param_6[16],
+    .param .f16 k_param_7,
+    .param .u64 k_param_8
+)
+{
+  ret;
+}
+)");
+  ASSERT_EQ(module.entries.size(), 1u);
+  const std::vector<hal::ptx::Param>& p = module.entries[0].params;
+  ASSERT_EQ(p.size(), 9u);
+  const ParamType expected[] = {ParamType::kUnknown, ParamType::kFloat, ParamType::kInteger,
+                                ParamType::kInteger, ParamType::kFloat, ParamType::kUnknown,
+                                ParamType::kUnknown, ParamType::kFloat, ParamType::kUnknown};
+  for (size_t i = 0; i < p.size(); ++i) EXPECT_EQ(p[i].type, expected[i]) << "parameter " << i;
+  EXPECT_EQ(p[8].kind, ParamKind::kPointer);  // a bare .u64 is a pointer in an extern "C" kernel
 }
 
 TEST(PtxReader, EnforcesCaps) {

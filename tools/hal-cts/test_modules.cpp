@@ -48,6 +48,11 @@ TEST_P(Modules, EveryPackKernelLoads) {
             CTS_EXPECT_OK(hal_function_get_param(f, p, &pi));
             EXPECT_EQ(pi.kind, kernel->params[p].kind) << "parameter " << p;
             EXPECT_EQ(pi.size, kernel->params[p].size) << "parameter " << p;
+            if (pi.kind == HAL_PARAM_VALUE) {  // the IR's own scalar type (ABI 0.3.0)
+              EXPECT_EQ(pi.type, kernel->params[p].type[0] == 'f' ? HAL_PARAM_TYPE_FLOAT
+                                                                  : HAL_PARAM_TYPE_INTEGER)
+                  << "parameter " << p << " (" << kernel->params[p].type << ")";
+            }
           }
           hal_param_info beyond{};
           beyond.struct_size = sizeof beyond;
