@@ -279,6 +279,18 @@ HAL_API hal_status hal_host_alloc(hal_device device, size_t size, void** host);
  * pointer, or already freed). */
 HAL_API hal_status hal_host_free(hal_device device, void* host);
 
+/* Since 0.3.0. The host address of the device memory at |ptr| (anywhere inside a live
+ * allocation of |device|), on a device whose memory the host reads and writes directly: a Vulkan
+ * device whose device memory is host-visible and coherent (lavapipe, many integrated GPUs). The
+ * address stays valid until the allocation is freed. The host sees the device's writes, and the
+ * device the host's, only across a synchronisation: synchronize the work that writes (or reads)
+ * those bytes before touching them, and issue work that reads what the host wrote after writing.
+ * Returns: HAL_SUCCESS; HAL_ERROR_INVALID_HANDLE; HAL_ERROR_INVALID_ARGUMENT (NULL |host|);
+ * HAL_ERROR_OUT_OF_RANGE (|ptr| is inside no live allocation of |device|);
+ * HAL_ERROR_NOT_SUPPORTED (the device's memory has no host address: copy it with
+ * hal_memcpy_dtoh); HAL_ERROR_DEVICE_LOST. |*host| is untouched on failure. */
+HAL_API hal_status hal_mem_host_pointer(hal_device device, hal_deviceptr ptr, void** host);
+
 /* ===========================================================================================
  * Streams
  * ===========================================================================================*/

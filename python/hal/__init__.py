@@ -190,22 +190,39 @@ class Array(_hal.ArrayBase):
         _hal.copy_dtod(stream or self._device.default_stream, other, self)
         return other
 
-    # NumPy and DLPack: the contents as a host copy. hal's C ABI gives no host address for
-    # device memory, so neither can be a view; asking for one (copy=False) raises.
-    def __array__(self, dtype=None, copy=None):
+    def host_view(self):
+        """A NumPy array over this array's memory itself, without a copy, on a device whose
+        memory the host addresses directly (hal_mem_host_pointer: lavapipe, integrated GPUs);
+        None elsewhere. It keeps the memory alive. The host sees what kernels wrote, and
+        kernels what the host wrote, only across a synchronize."""
+        try:
+            raw = self._host_bytes()
+        except NotSupportedError:
+            return None
+        return raw.view(self._dtype).reshape(self._shape)
+
+    # NumPy and DLPack: a view of the memory where the device's memory has a host address (after
+    # waiting for the device's work), else a host copy; copy=False where no view exists raises.
+    def _exported(self, copy, error):
+        if copy is not True:
+            view = self.host_view()
+            if view is not None:
+                self._device.synchronize()
+                return view
         if copy is False:
-            raise ValueError("a hal.Array lives in device memory: NumPy can only get a copy")
-        out = self.numpy()
+            raise error(f"{self._device.selector}'s memory has no host address: only a copy "
+                        f"can be exported (copy=None or True)")
+        return self.numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        out = self._exported(copy, ValueError)
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def __dlpack_device__(self):
-        return (1, 0)  # kDLCPU: what the exported copy is
+        return (1, 0)  # kDLCPU: the view or the copy lives in host memory
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        if copy is False:
-            raise BufferError("a hal.Array lives in device memory: DLPack can only export a "
-                              "host copy (copy=None or True)")
-        host = self.numpy()
+        host = self._exported(copy, BufferError)
         if max_version is None:
             return host.__dlpack__()
         return host.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)

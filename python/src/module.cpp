@@ -4,6 +4,7 @@
 // other handle is an object that releases it. The Pythonic surface (hal.Device, hal.Array, the
 // error classes) is in hal/__init__.py over these.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -205,7 +206,18 @@ NB_MODULE(_hal, m) {
       .def_prop_ro("_buffer", [](const ArrayBase& a) { return a.buffer; })
       .def_ro("_offset", &ArrayBase::offset)
       .def_ro("nbytes", &ArrayBase::nbytes)
-      .def_prop_ro("address", [](const ArrayBase& a) { return a.checked_buffer(), a.address(); });
+      .def_prop_ro("address", [](const ArrayBase& a) { return a.checked_buffer(), a.address(); })
+      .def("_host_bytes", [](nb::handle self) {
+        // The array's bytes in place, where the device's memory has a host address
+        // (hal_mem_host_pointer); the NumPy array keeps the hal.Array, and so the memory, alive.
+        const ArrayBase& a = nb::cast<const ArrayBase&>(self);
+        const auto& buffer = a.checked_buffer();
+        void* host = nullptr;
+        check(hal_mem_host_pointer(buffer->device, a.nbytes != 0 ? a.address() : buffer->base,
+                                   &host));
+        const size_t shape[1] = {a.nbytes};
+        return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(host, 1, shape, self);
+      });
 
   nb::class_<Stream>(m, "Stream")
       .def(nb::new_([](uintptr_t device) { return std::make_shared<Stream>(to_device(device)); }),

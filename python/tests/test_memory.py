@@ -80,12 +80,16 @@ def test_dlpack_and_array_protocol_exchange_with_numpy(dev):
     host = np.arange(12, dtype=np.int32).reshape(3, 4)
     a = dev.asarray(host)
     assert a.__dlpack_device__() == (1, 0)
-    np.testing.assert_array_equal(np.from_dlpack(a), host)       # NumPy imports it (a copy)
+    np.testing.assert_array_equal(np.from_dlpack(a), host)
     np.testing.assert_array_equal(np.asarray(a), host)
-    with pytest.raises(BufferError, match="host copy"):
-        a.__dlpack__(copy=False)
-    with pytest.raises(ValueError, match="only get a copy"):
-        np.asarray(a, copy=False)
+    copied = np.from_dlpack(a, copy=True)
+    a.copy_from(np.zeros((3, 4), np.int32))
+    np.testing.assert_array_equal(copied, host)  # a copy does not follow the array
+    if a.host_view() is None:  # the CPU PTX device, CUDA devices: copies only
+        with pytest.raises(BufferError, match="only a copy"):
+            a.__dlpack__(copy=False)
+        with pytest.raises(ValueError, match="only a copy"):
+            np.asarray(a, copy=False)
 
     class Producer:  # exports only DLPack, as other frameworks' CPU tensors do
         def __init__(self, array):
@@ -100,3 +104,25 @@ def test_dlpack_and_array_protocol_exchange_with_numpy(dev):
     b = dev.asarray(Producer(host.astype(np.float16)))
     assert b.dtype == np.float16
     np.testing.assert_array_equal(b.numpy(), host.astype(np.float16))
+
+
+def test_host_view_is_the_memory_itself_where_the_device_allows(vk, kernels):
+    """lavapipe's device memory is host-visible: NumPy sees a kernel's writes without a copy."""
+    from conftest import Pack
+
+    a = vk.asarray(np.arange(1024, dtype=np.float32))
+    view = a.host_view()
+    assert view is not None and view.shape == (1024,) and view.dtype == np.float32
+    shared = np.from_dlpack(a)                      # zero-copy too
+    fill = Pack(kernels, vk).kernel("fill_f32")
+    fill(4, 256, a, 1024, 7.0)
+    vk.synchronize()
+    assert (view == 7.0).all() and (shared == 7.0).all()
+    view[:10] = -1.0                                # the host writes; the device reads it
+    np.testing.assert_array_equal(a.numpy()[:12], [-1.0] * 10 + [7.0] * 2)
+    np.asarray(a, copy=False)[0] = 5.0
+    assert a.numpy()[0] == 5.0
+    row = vk.asarray(np.arange(12, dtype=np.int16).reshape(3, 4))[1]
+    np.testing.assert_array_equal(row.host_view(), [4, 5, 6, 7])
+    del a                                           # the views keep the memory alive
+    assert view[20] == 7.0 and shared[20] == 7.0

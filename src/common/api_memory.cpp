@@ -102,4 +102,34 @@ HAL_API hal_status hal_host_free(hal_device device, void* host) {
   });
 }
 
+HAL_API hal_status hal_mem_host_pointer(hal_device device, hal_deviceptr ptr, void** host) {
+  return guarded("hal_mem_host_pointer", [&]() -> hal_status {
+    auto dev = lookup_device(device);
+    if (!dev) return HAL_ERROR_INVALID_HANDLE;
+    HAL_REQUIRE_ARG(host != nullptr, "host is NULL");
+    if (dev->lost.load()) {
+      return failf(HAL_ERROR_DEVICE_LOST, "device {} was lost; its memory is gone", dev->label);
+    }
+    std::shared_lock memory(dev->memory_mutex);  // the allocation stays while the backend looks
+    Allocation alloc;
+    if (!dev->allocations.find(ptr, &alloc)) {
+      return failf(HAL_ERROR_OUT_OF_RANGE,
+                   "{:#x} is inside no live allocation of device {}. Pass an address from "
+                   "hal_mem_alloc on this device (base plus an offset inside it)",
+                   ptr, dev->label);
+    }
+    void* out = nullptr;
+    const hal_status status = dev->impl->host_pointer(alloc, ptr - alloc.base, &out);
+    if (status == HAL_ERROR_NOT_SUPPORTED) {
+      return failf(HAL_ERROR_NOT_SUPPORTED,
+                   "device {} gives no host address for its memory (it is not host-visible and "
+                   "coherent to hal). Copy it with hal_memcpy_dtoh instead",
+                   dev->label);
+    }
+    if (status != HAL_SUCCESS) return note_device_status(*dev, status);
+    *host = out;
+    return HAL_SUCCESS;
+  });
+}
+
 }  // extern "C"

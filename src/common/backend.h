@@ -152,6 +152,15 @@ class Device {
   virtual hal_status mem_free(const Allocation& alloc) = 0;
   virtual hal_status host_alloc(size_t size, void** out) = 0;
   virtual hal_status host_free(void* host) = 0;
+  // The host address of byte |offset| of |alloc| (inside it), when the device's memory is
+  // host-addressable and coherent. The default: HAL_ERROR_NOT_SUPPORTED, without a message (the
+  // runtime writes it).
+  virtual hal_status host_pointer(const Allocation& alloc, uint64_t offset, void** out) {
+    (void)alloc;
+    (void)offset;
+    (void)out;
+    return HAL_ERROR_NOT_SUPPORTED;
+  }
   virtual hal_status create_stream(std::unique_ptr<Stream>* out) = 0;
   virtual hal_status create_event(std::unique_ptr<Event>* out) = 0;
   // |ir| is one bit of info.ir_mask, already sniffed and checked against the mask.

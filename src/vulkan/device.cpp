@@ -422,6 +422,14 @@ hal_status VulkanDevice::host_free(void* host) {
   return memory_->host_release(host);
 }
 
+hal_status VulkanDevice::host_pointer(const Allocation& alloc, uint64_t offset, void** out) {
+  if (!memory_->device_mapped()) return HAL_ERROR_NOT_SUPPORTED;
+  const DeviceChunk& chunk = MemoryManager::chunk(alloc);
+  if (chunk.block->mapped == nullptr) return HAL_ERROR_NOT_SUPPORTED;
+  *out = chunk.block->mapped + chunk.offset + offset;
+  return HAL_SUCCESS;
+}
+
 hal_status VulkanDevice::create_stream(std::unique_ptr<hal::Stream>* out) {
   if (lost()) return lost_status();
   auto core = std::make_shared<StreamCore>(*this);

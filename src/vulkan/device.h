@@ -79,6 +79,9 @@ class VulkanDevice : public hal::Device {
   hal_status mem_free(const Allocation& alloc) override;
   hal_status host_alloc(size_t size, void** out) override;
   hal_status host_free(void* host) override;
+  // Device memory that is host-visible and coherent (lavapipe, integrated GPUs) is mapped for
+  // good: its host address. Else HAL_ERROR_NOT_SUPPORTED.
+  hal_status host_pointer(const Allocation& alloc, uint64_t offset, void** out) override;
   hal_status create_stream(std::unique_ptr<hal::Stream>* out) override;
   hal_status create_event(std::unique_ptr<hal::Event>* out) override;
   hal_status load_module(hal_ir ir, const uint8_t* blob, size_t size, const ModuleOptions& options,

@@ -360,6 +360,19 @@ hal_status DoubleDevice::mem_alloc(size_t size, hal::Allocation* out) {
   return HAL_SUCCESS;
 }
 
+hal_status DoubleDevice::host_pointer(const hal::Allocation& alloc, uint64_t offset, void** out) {
+  HAL_RETURN_IF_ERROR(enter("Device::host_pointer"));
+  if (!info.unified_memory) return HAL_ERROR_NOT_SUPPORTED;
+  std::lock_guard lock(mutex_);
+  auto it = buffers_.find(alloc.base);
+  if (it == buffers_.end() || offset >= it->second.bytes.size()) {
+    return hal::failf(HAL_ERROR_INTERNAL, "test double: host_pointer of unknown range {:#x}+{}",
+                      alloc.base, offset);
+  }
+  *out = it->second.bytes.data() + offset;
+  return HAL_SUCCESS;
+}
+
 hal_status DoubleDevice::mem_free(const hal::Allocation& alloc) {
   HAL_RETURN_IF_ERROR(enter("Device::mem_free"));
   // Same order as the copies: bytes first, then the map.

@@ -68,6 +68,8 @@ class DoubleDevice : public hal::Device {
   hal_status mem_free(const hal::Allocation& alloc) override;
   hal_status host_alloc(size_t size, void** out) override;
   hal_status host_free(void* host) override;
+  // The CPU-like device's memory is host memory: its bytes. The GPU-like device has none.
+  hal_status host_pointer(const hal::Allocation& alloc, uint64_t offset, void** out) override;
   hal_status create_stream(std::unique_ptr<hal::Stream>* out) override;
   hal_status create_event(std::unique_ptr<hal::Event>* out) override;
   hal_status load_module(hal_ir ir, const uint8_t* blob, size_t size,

@@ -122,6 +122,11 @@ class Handles : public DoubleTest {
          }},
         {"hal_host_free", Kind::kDevice,
          [this](uint64_t h) { return hal_host_free(as<hal_device>(h), host_); }},
+        {"hal_mem_host_pointer", Kind::kDevice,
+         [this](uint64_t h) {
+           void* p = nullptr;
+           return hal_mem_host_pointer(as<hal_device>(h), ptr_, &p);
+         }},
         {"hal_stream_create", Kind::kDevice,
          [](uint64_t h) {
            hal_stream s = nullptr;

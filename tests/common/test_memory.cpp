@@ -149,6 +149,37 @@ TEST_F(Memory, InteriorPointersWork) {
   EXPECT_EQ(tail, std::vector<uint8_t>(3, 0xff));
 }
 
+TEST_F(Memory, HostPointerOfUnifiedMemory) {
+  // The CPU-like device's memory is host memory: the pointer reads and writes the same bytes the
+  // copies do, at any offset inside the allocation.
+  hal_deviceptr a = alloc(cpu, 64);
+  const std::vector<uint8_t> bytes = pattern(64, 3);
+  ASSERT_OK(hal_memcpy_htod(cpu_stream, a, bytes.data(), bytes.size()));
+  ASSERT_OK(hal_stream_synchronize(cpu_stream));
+  void* host = nullptr;
+  ASSERT_OK(hal_mem_host_pointer(cpu, a + 10, &host));
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(std::memcmp(host, bytes.data() + 10, 54), 0);
+  static_cast<uint8_t*>(host)[0] = 0x5A;
+  EXPECT_EQ(read(cpu_stream, a + 10, 1), std::vector<uint8_t>{0x5A});
+
+  // Misuse, each refused before the backend sees it, |host| untouched.
+  void* untouched = reinterpret_cast<void*>(0x77);
+  EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_mem_host_pointer(cpu, a, nullptr));
+  EXPECT_TRUE(LastErrorIs("hal_mem_host_pointer", {"host is NULL"}));
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, hal_mem_host_pointer(cpu, a + 64, &untouched));
+  EXPECT_TRUE(LastErrorIs("hal_mem_host_pointer", {"inside no live allocation", "Double CPU"}));
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, hal_mem_host_pointer(cpu, 0, &untouched));
+  hal_deviceptr on_gpu = alloc(64);
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, hal_mem_host_pointer(cpu, on_gpu, &untouched));
+  EXPECT_EQ(untouched, reinterpret_cast<void*>(0x77));
+
+  // The GPU-like device's memory has no host address.
+  EXPECT_HAL(HAL_ERROR_NOT_SUPPORTED, hal_mem_host_pointer(gpu, on_gpu, &untouched));
+  EXPECT_TRUE(LastErrorIs("hal_mem_host_pointer", {"no host address", "hal_memcpy_dtoh"}));
+  EXPECT_EQ(untouched, reinterpret_cast<void*>(0x77));
+}
+
 TEST_F(Memory, FreedPointersAreGone) {
   hal_deviceptr a = alloc(128);
   const size_t buffers = gpu_double->live_buffers();

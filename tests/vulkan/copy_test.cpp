@@ -84,6 +84,38 @@ TEST_F(Copies, OddSizesAndOffsetsBehindPendingWork) {
   check_odd_copies(true);
 }
 
+// hal_mem_host_pointer: on a device whose memory is host-visible and coherent (lavapipe) the
+// host reads what a kernel wrote, and a kernel reads what the host wrote, across a synchronize.
+TEST_F(Copies, HostPointerSeesKernelWritesAndFeedsKernels) {
+  const uint32_t n = 16;
+  hal_deviceptr d = upload(std::vector<uint32_t>(n, 5));
+  void* host = nullptr;
+  const hal_status s = hal_mem_host_pointer(device_, d + 4, &host);
+  if (!info_.unified_memory) {
+    EXPECT_EQ(s, HAL_ERROR_NOT_SUPPORTED);
+    GTEST_SKIP() << "device memory is not host-visible here";
+  }
+  ASSERT_OK(s);
+  uint32_t* words = static_cast<uint32_t*>(host) - 1;  // host points at element 1
+  EXPECT_EQ(words[0], 5u);
+  EXPECT_EQ(words[n - 1], 5u);
+  hal_function add = function(load("multi"), "add_value");  // data[i] += value for i < n
+  uint32_t value = 3;
+  uint32_t count = n;
+  void* args[] = {&d, &value, &count};
+  hal_launch_config config{{1, 1, 1}, {0, 0, 0}, 0};
+  ASSERT_OK(hal_launch(stream_, add, &config, args));
+  ASSERT_OK(hal_stream_synchronize(stream_));
+  for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(words[i], 8u) << i;
+  words[2] = 100;  // the kernel reads what the host wrote
+  ASSERT_OK(hal_launch(stream_, add, &config, args));
+  std::vector<uint32_t> back(n);
+  ASSERT_OK(hal_memcpy_dtoh(stream_, back.data(), d, n * 4));
+  ASSERT_OK(hal_stream_synchronize(stream_));
+  EXPECT_EQ(back[2], 103u);
+  EXPECT_EQ(back[3], 11u);
+}
+
 TEST_F(Copies, HostSourceMayBeReusedAtOnce) {
   hal_deviceptr d = alloc(256);
   std::vector<uint32_t> values(64);
