@@ -1,5 +1,7 @@
 #include "vulkan/spirv_bounds_check.h"
 
+#include "vulkan/spirv_enums.h"
+
 #include <spirv-tools/libspirv.h>
 
 #include <map>
@@ -10,80 +12,7 @@
 namespace hal::vulkan {
 namespace {
 
-// Opcodes and enumerants from the SPIR-V specification.
-enum Op : uint32_t {
-  kOpName = 5,
-  kOpLine = 8,
-  kOpExtension = 10,
-  kOpMemoryModel = 14,
-  kOpEntryPoint = 15,
-  kOpCapability = 17,
-  kOpTypeBool = 20,
-  kOpTypeInt = 21,
-  kOpTypeFloat = 22,
-  kOpTypeVector = 23,
-  kOpTypeMatrix = 24,
-  kOpTypeArray = 28,
-  kOpTypeRuntimeArray = 29,
-  kOpTypeStruct = 30,
-  kOpTypePointer = 32,
-  kOpConstant = 43,
-  kOpConstantNull = 46,
-  kOpFunction = 54,
-  kOpFunctionEnd = 56,
-  kOpVariable = 59,
-  kOpLoad = 61,
-  kOpStore = 62,
-  kOpAccessChain = 65,
-  kOpInBoundsAccessChain = 66,
-  kOpArrayLength = 68,
-  kOpDecorate = 71,
-  kOpMemberDecorate = 72,
-  kOpDecorationGroup = 73,
-  kOpGroupDecorate = 74,
-  kOpGroupMemberDecorate = 75,
-  kOpCopyObject = 83,
-  kOpUConvert = 113,
-  kOpSConvert = 114,
-  kOpBitcast = 124,
-  kOpIEqual = 170,
-  kOpULessThan = 176,
-  kOpAtomicLoad = 227,
-  kOpAtomicStore = 228,
-  kOpAtomicExchange = 229,
-  kOpAtomicIAdd = 234,
-  kOpAtomicXor = 242,
-  kOpPhi = 245,
-  kOpLoopMerge = 246,
-  kOpSelectionMerge = 247,
-  kOpLabel = 248,
-  kOpBranch = 249,
-  kOpBranchConditional = 250,
-  kOpNoLine = 317,
-  kOpDecorateId = 332,
-  kOpAtomicFMinEXT = 5614,
-  kOpAtomicFMaxEXT = 5615,
-  kOpDecorateString = 5632,
-  kOpMemberDecorateString = 5633,
-  kOpAtomicFAddEXT = 6035,
-};
-constexpr uint32_t kDecorationBlock = 2;
-constexpr uint32_t kDecorationBufferBlock = 3;
-constexpr uint32_t kDecorationArrayStride = 6;
-constexpr uint32_t kDecorationBinding = 33;
-constexpr uint32_t kDecorationDescriptorSet = 34;
-constexpr uint32_t kDecorationOffset = 35;
-constexpr uint32_t kStorageUniform = 2;
-constexpr uint32_t kStorageStorageBuffer = 12;
-constexpr uint32_t kCapabilityFloat16 = 9;
-constexpr uint32_t kCapabilityInt16 = 22;
-constexpr uint32_t kCapabilityInt8 = 39;
-constexpr uint32_t kMemoryModelVulkan = 3;
-constexpr uint32_t kScopeDevice = 1;
-constexpr uint32_t kScopeQueueFamily = 5;
-constexpr uint32_t kVersion13 = 0x00010300u;
-constexpr uint32_t kVersion14 = 0x00010400u;
-constexpr const char* kStorageBufferExtension = "SPV_KHR_storage_buffer_storage_class";
+using namespace spirv;  // the opcodes and enumerants (spirv_enums.h)
 
 struct Inst {
   uint32_t op = 0;
