@@ -1,7 +1,7 @@
-"""Compiles this folder's Triton kernels with PyPI `triton` (no GPU needed) and writes what
-Triton's cache holds for each: <name>.json (the metadata) and <name>.ptx, for sm_80.
+"""Compiles the kernels of specs.py with PyPI `triton` (no GPU needed) and writes what Triton's
+cache holds for each: <name>.json (the metadata) and <name>.ptx, for sm_80.
 
-    pip install triton numpy && python generate.py
+    pip install triton==3.9.0 numpy && python generate.py
 
 The tests load these files with hal.triton.load, so they run where triton is not installed;
 where it is, test_triton.py also compiles the same kernels itself.
@@ -10,15 +10,13 @@ where it is, test_triton.py also compiles the same kernels itself.
 import json
 import os
 
-os.environ.setdefault("TRITON_DISABLE_LINE_INFO", "1")  # no source paths in the PTX
-
-import kernels  # noqa: E402 (after the environment is set)
+import specs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main():
-    for name, compiled in kernels.compile_all().items():
+    for name, compiled in specs.compile_all().items():
         md = compiled.metadata._asdict()
         # Keep no path of the machine that compiled it: the libraries by name only.
         md["extern_libs"] = [[lib, os.path.basename(path)] for lib, path in md["extern_libs"]]
