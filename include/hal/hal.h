@@ -57,7 +57,7 @@ extern "C" {
  * ===========================================================================================*/
 
 #define HAL_VERSION_MAJOR 0
-#define HAL_VERSION_MINOR 3
+#define HAL_VERSION_MINOR 4
 #define HAL_VERSION_PATCH 0
 /* A packed version: major in bits 16..31, minor in bits 8..15, patch in bits 0..7. */
 #define HAL_MAKE_VERSION(major, minor, patch) \
@@ -130,7 +130,7 @@ HAL_API uint32_t hal_version(void);
  * ===========================================================================================*/
 
 typedef enum hal_backend {
-  HAL_BACKEND_UNKNOWN = 0, /* none of the built-in backends (for instance a test double) */
+  HAL_BACKEND_UNKNOWN = 0, /* none of the built-in backends: a third-party driver module */
   HAL_BACKEND_CUDA = 1,
   HAL_BACKEND_VULKAN = 2
 } hal_backend;
@@ -142,10 +142,15 @@ typedef struct hal_backend_info {
   uint32_t available; /* 1 when the backend loaded; 0 with |reason| saying why not */
   uint32_t device_count;
   char reason[512]; /* why the backend is unavailable, where to look, what to install; or "" */
+  /* Since 0.4.0: the driver module the backend came from (its file), or "" when there is none
+   * (a name HAL_BACKENDS gives that no module provides). */
+  char module[512];
 } hal_backend_info;
 
-/* The number of backends this runtime considered (built in and selected by HAL_BACKENDS),
- * available or not. Returns: HAL_SUCCESS; HAL_ERROR_INVALID_ARGUMENT if |count| is NULL. */
+/* The number of backends this runtime considered, available or not: the driver modules it found
+ * (the built-in ones, then those of HAL_DRIVER_PATH; see docs/ABI.md, "Driver modules"), as
+ * selected and ordered by HAL_BACKENDS. Returns: HAL_SUCCESS; HAL_ERROR_INVALID_ARGUMENT if |count|
+ * is NULL. */
 HAL_API hal_status hal_backend_count(uint32_t* count);
 
 /* Fills |info| for backend |index| in [0, hal_backend_count). Returns: HAL_SUCCESS;
@@ -162,11 +167,15 @@ typedef struct hal_device_s* hal_device;
 
 /* IR kinds. As bits they form hal_device_info.ir_mask. */
 typedef enum hal_ir {
-  HAL_IR_AUTO = 0,  /* sniff the blob: SPIR-V magic, PTX text, ELF (cubin), fatbin magic */
-  HAL_IR_PTX = 1,   /* NVIDIA PTX assembly text */
-  HAL_IR_SPIRV = 2, /* Khronos SPIR-V binary, either endianness */
-  HAL_IR_CUBIN = 4, /* NVIDIA ELF binary for one architecture */
-  HAL_IR_FATBIN = 8 /* NVIDIA fat binary (several cubins and/or PTX) */
+  HAL_IR_AUTO = 0,   /* sniff the blob: SPIR-V magic, PTX text, ELF (cubin), fatbin magic, "HALK" */
+  HAL_IR_PTX = 1,    /* NVIDIA PTX assembly text */
+  HAL_IR_SPIRV = 2,  /* Khronos SPIR-V binary, either endianness */
+  HAL_IR_CUBIN = 4,  /* NVIDIA ELF binary for one architecture */
+  HAL_IR_FATBIN = 8, /* NVIDIA fat binary (several cubins and/or PTX) */
+  /* Since 0.4.0: one of the device's built-in kernels, by name: the 4 bytes "HALK" followed by
+   * the kernel's name (the blob's size ends it). For devices whose driver brings its own kernels
+   * rather than compiling an IR; the kernel pack's names and parameter lists apply. */
+  HAL_IR_BUILTIN = 16
 } hal_ir;
 
 /* Optional capabilities, as bits of hal_device_info.features. */
