@@ -48,7 +48,7 @@ cpu_ptx_driver = os.path.join(os.path.dirname(__file__), "libhal_ptx_cpu.so")
 if not os.path.isfile(cpu_ptx_driver):
     cpu_ptx_driver = None
 
-IR_NAMES = {1: "ptx", 2: "spirv", 4: "cubin", 8: "fatbin"}
+IR_NAMES = {1: "ptx", 2: "spirv", 4: "cubin", 8: "fatbin", 16: "builtin"}
 FEATURE_NAMES = {
     1 << 0: "float16",
     1 << 1: "int8",

@@ -4,7 +4,7 @@
 
 namespace hal {
 
-void AllocationTable::insert(const Allocation& alloc) {
+void AllocationTable::insert(const hal_driver_allocation& alloc) {
   std::unique_lock lock(mutex_);
   auto [it, inserted] = by_base_.try_emplace(alloc.base, alloc);
   if (!inserted) {
@@ -14,7 +14,7 @@ void AllocationTable::insert(const Allocation& alloc) {
   bytes_ += alloc.size;
 }
 
-bool AllocationTable::remove(hal_deviceptr base, Allocation* removed) {
+bool AllocationTable::remove(hal_deviceptr base, hal_driver_allocation* removed) {
   std::unique_lock lock(mutex_);
   auto it = by_base_.find(base);
   if (it == by_base_.end()) return false;
@@ -26,12 +26,12 @@ bool AllocationTable::remove(hal_deviceptr base, Allocation* removed) {
   return true;
 }
 
-bool AllocationTable::find(hal_deviceptr ptr, Allocation* out) const {
+bool AllocationTable::find(hal_deviceptr ptr, hal_driver_allocation* out) const {
   std::shared_lock lock(mutex_);
   auto it = by_base_.upper_bound(ptr);
   if (it == by_base_.begin()) return false;
   --it;
-  const Allocation& alloc = it->second;
+  const hal_driver_allocation& alloc = it->second;
   if (ptr - alloc.base >= alloc.size) return false;
   *out = alloc;
   return true;
@@ -47,7 +47,7 @@ uint64_t AllocationTable::bytes() const {
   return bytes_;
 }
 
-bool AllocationTable::find_freed(hal_deviceptr ptr, Allocation* out) const {
+bool AllocationTable::find_freed(hal_deviceptr ptr, hal_driver_allocation* out) const {
   std::shared_lock lock(mutex_);
   for (auto it = freed_.rbegin(); it != freed_.rend(); ++it) {
     if (ptr - it->base < it->size) {

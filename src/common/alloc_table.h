@@ -7,7 +7,7 @@
 // Thread-safety: all methods may be called concurrently (readers share a lock).
 #pragma once
 
-#include "common/backend.h"
+#include <hal/hal_driver.h>
 
 #include <deque>
 #include <map>
@@ -17,13 +17,13 @@ namespace hal {
 
 class AllocationTable {
  public:
-  void insert(const Allocation& alloc);
+  void insert(const hal_driver_allocation& alloc);
 
   // Removes the allocation whose base is exactly |base|; false if there is none.
-  bool remove(hal_deviceptr base, Allocation* removed);
+  bool remove(hal_deviceptr base, hal_driver_allocation* removed);
 
   // The allocation containing byte |ptr|, if any.
-  bool find(hal_deviceptr ptr, Allocation* out) const;
+  bool find(hal_deviceptr ptr, hal_driver_allocation* out) const;
 
   // The number of live allocations.
   size_t size() const;
@@ -33,14 +33,14 @@ class AllocationTable {
 
   // The most recently freed allocation that held byte |ptr|, among the last kFreedKept frees
   // (for the hints of error messages: "freed", not "never allocated").
-  bool find_freed(hal_deviceptr ptr, Allocation* out) const;
+  bool find_freed(hal_deviceptr ptr, hal_driver_allocation* out) const;
   static constexpr size_t kFreedKept = 1024;
 
  private:
   mutable std::shared_mutex mutex_;
-  std::map<hal_deviceptr, Allocation> by_base_;
+  std::map<hal_deviceptr, hal_driver_allocation> by_base_;
   uint64_t bytes_ = 0;
-  std::deque<Allocation> freed_;  // newest last
+  std::deque<hal_driver_allocation> freed_;  // newest last
 };
 
 }  // namespace hal

@@ -10,7 +10,7 @@ using namespace hal;
 namespace {
 
 // Looks up |stream|, takes its lock and checks the device; then runs |body| with the stream
-// and its device. The lock serialises calls on one stream, as the backend interface promises.
+// and its device. The lock serialises calls on one stream, as hal_driver.h promises drivers.
 template <typename Body>
 hal_status with_stream(hal_stream stream, Body&& body) {
   auto s = find_as<StreamObject>(stream, HandleKind::kStream, "stream");
@@ -19,7 +19,7 @@ hal_status with_stream(hal_stream stream, Body&& body) {
   std::lock_guard lock(s->mutex);
   if (!s->impl) return fail(HAL_ERROR_INVALID_HANDLE, "the stream was destroyed");
   HAL_RETURN_IF_ERROR(check_not_lost(*s->device));
-  return note_device_status(*s->device, body(*s->impl, *s->device));
+  return body(s->device->driver->table, s->impl, *s->device);
 }
 
 }  // namespace
@@ -29,65 +29,70 @@ extern "C" {
 HAL_API hal_status hal_memcpy_htod(hal_stream stream, hal_deviceptr dst, const void* src,
                                    size_t size) {
   return guarded("hal_memcpy_htod", [&]() -> hal_status {
-    return with_stream(stream, [&](Stream& s, DeviceObject& dev) -> hal_status {
-      if (size == 0) return HAL_SUCCESS;
-      HAL_REQUIRE_ARG(src != nullptr, "src is NULL with size {}", size);
-      DeviceRange range;
-      HAL_RETURN_IF_ERROR(resolve_range(dev, dst, size, "destination", &range));
-      return s.copy_htod(range, src, size);
-    });
+    return with_stream(
+        stream, [&](const hal_driver& d, hal_driver_stream s, DeviceObject& dev) -> hal_status {
+          if (size == 0) return HAL_SUCCESS;
+          HAL_REQUIRE_ARG(src != nullptr, "src is NULL with size {}", size);
+          hal_driver_range range;
+          HAL_RETURN_IF_ERROR(resolve_range(dev, dst, size, "destination", &range));
+          return driver_status(dev, d.copy_htod(s, &range, src, size));
+        });
   });
 }
 
 HAL_API hal_status hal_memcpy_dtoh(hal_stream stream, void* dst, hal_deviceptr src, size_t size) {
   return guarded("hal_memcpy_dtoh", [&]() -> hal_status {
-    return with_stream(stream, [&](Stream& s, DeviceObject& dev) -> hal_status {
-      if (size == 0) return HAL_SUCCESS;
-      HAL_REQUIRE_ARG(dst != nullptr, "dst is NULL with size {}", size);
-      DeviceRange range;
-      HAL_RETURN_IF_ERROR(resolve_range(dev, src, size, "source", &range));
-      return s.copy_dtoh(dst, range, size);
-    });
+    return with_stream(
+        stream, [&](const hal_driver& d, hal_driver_stream s, DeviceObject& dev) -> hal_status {
+          if (size == 0) return HAL_SUCCESS;
+          HAL_REQUIRE_ARG(dst != nullptr, "dst is NULL with size {}", size);
+          hal_driver_range range;
+          HAL_RETURN_IF_ERROR(resolve_range(dev, src, size, "source", &range));
+          return driver_status(dev, d.copy_dtoh(s, dst, &range, size));
+        });
   });
 }
 
 HAL_API hal_status hal_memcpy_dtod(hal_stream stream, hal_deviceptr dst, hal_deviceptr src,
                                    size_t size) {
   return guarded("hal_memcpy_dtod", [&]() -> hal_status {
-    return with_stream(stream, [&](Stream& s, DeviceObject& dev) -> hal_status {
-      if (size == 0) return HAL_SUCCESS;
-      DeviceRange to;
-      DeviceRange from;
-      HAL_RETURN_IF_ERROR(resolve_range(dev, dst, size, "destination", &to));
-      HAL_RETURN_IF_ERROR(resolve_range(dev, src, size, "source", &from));
-      return s.copy_dtod(to, from, size);
-    });
+    return with_stream(
+        stream, [&](const hal_driver& d, hal_driver_stream s, DeviceObject& dev) -> hal_status {
+          if (size == 0) return HAL_SUCCESS;
+          hal_driver_range to;
+          hal_driver_range from;
+          HAL_RETURN_IF_ERROR(resolve_range(dev, dst, size, "destination", &to));
+          HAL_RETURN_IF_ERROR(resolve_range(dev, src, size, "source", &from));
+          return driver_status(dev, d.copy_dtod(s, &to, &from, size));
+        });
   });
 }
 
 HAL_API hal_status hal_memset_d8(hal_stream stream, hal_deviceptr dst, uint8_t value,
                                  size_t count) {
   return guarded("hal_memset_d8", [&]() -> hal_status {
-    return with_stream(stream, [&](Stream& s, DeviceObject& dev) -> hal_status {
-      if (count == 0) return HAL_SUCCESS;
-      DeviceRange range;
-      HAL_RETURN_IF_ERROR(resolve_range(dev, dst, count, "destination", &range));
-      return s.fill(range, value, 1, count);
-    });
+    return with_stream(
+        stream, [&](const hal_driver& d, hal_driver_stream s, DeviceObject& dev) -> hal_status {
+          if (count == 0) return HAL_SUCCESS;
+          hal_driver_range range;
+          HAL_RETURN_IF_ERROR(resolve_range(dev, dst, count, "destination", &range));
+          return driver_status(dev, d.fill(s, &range, value, 1, count));
+        });
   });
 }
 
 HAL_API hal_status hal_memset_d32(hal_stream stream, hal_deviceptr dst, uint32_t value,
                                   size_t count) {
   return guarded("hal_memset_d32", [&]() -> hal_status {
-    return with_stream(stream, [&](Stream& s, DeviceObject& dev) -> hal_status {
-      if (count == 0) return HAL_SUCCESS;
-      HAL_REQUIRE_ARG(dst % 4 == 0, "destination {:#x} is not 4-byte aligned", dst);
-      HAL_REQUIRE_ARG(count <= SIZE_MAX / 4, "count {} words overflows a byte size", count);
-      DeviceRange range;
-      HAL_RETURN_IF_ERROR(resolve_range(dev, dst, count * 4, "destination", &range));
-      return s.fill(range, value, 4, count * 4);
-    });
+    return with_stream(
+        stream, [&](const hal_driver& d, hal_driver_stream s, DeviceObject& dev) -> hal_status {
+          if (count == 0) return HAL_SUCCESS;
+          HAL_REQUIRE_ARG(dst % 4 == 0, "destination {:#x} is not 4-byte aligned", dst);
+          HAL_REQUIRE_ARG(count <= SIZE_MAX / 4, "count {} words overflows a byte size", count);
+          hal_driver_range range;
+          HAL_RETURN_IF_ERROR(resolve_range(dev, dst, count * 4, "destination", &range));
+          return driver_status(dev, d.fill(s, &range, value, 4, count * 4));
+        });
   });
 }
 

@@ -50,7 +50,7 @@ HAL_API hal_status hal_device_get_info(hal_device device, hal_device_info* info)
     // The first published hal_device_info (0.1) ended before driver_info.
     HAL_RETURN_IF_ERROR(check_struct_size(info->struct_size, offsetof(hal_device_info, driver_info),
                                           "hal_device_info"));
-    copy_out(dev->impl->info, info);
+    copy_out(dev->info, info);
     return HAL_SUCCESS;
   });
 }
@@ -60,7 +60,7 @@ HAL_API hal_status hal_device_synchronize(hal_device device) {
     auto dev = lookup_device(device);
     if (!dev) return HAL_ERROR_INVALID_HANDLE;
     HAL_RETURN_IF_ERROR(check_not_lost(*dev));
-    return note_device_status(*dev, dev->impl->synchronize());
+    return driver_status(*dev, dev->driver->table.device_synchronize(dev->impl));
   });
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <shared_mutex>
+#include <vector>
 
 using namespace hal;
 
@@ -16,7 +17,7 @@ namespace {
 const char* kAxis[3] = {"x", "y", "z"};
 
 hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
-                          const hal_launch_config& config, LaunchParams* params) {
+                          const hal_launch_config& config, hal_driver_launch* params) {
   for (int i = 0; i < 3; ++i) {
     if (config.grid[i] == 0) {
       return failf(HAL_ERROR_OUT_OF_RANGE, "grid.{} is 0; every grid dimension must be >= 1",
@@ -99,13 +100,16 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
   return HAL_SUCCESS;
 }
 
+// |pointers| is reused from launch to launch on a thread: no allocation per launch.
 hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* const* args,
-                      LaunchParams* params) {
+                      hal_driver_launch* params, std::vector<hal_driver_range>& pointers) {
   params->args = args;
   if (!fn.params_known || fn.params.empty()) return HAL_SUCCESS;
   HAL_REQUIRE_ARG(args != nullptr, "args is NULL but '{}' takes {} parameter(s)", fn.name,
                   fn.params.size());
-  params->pointers.resize(fn.params.size());
+  pointers.assign(fn.params.size(), hal_driver_range{});
+  params->param_count = static_cast<uint32_t>(fn.params.size());
+  params->pointers = pointers.data();
   for (size_t i = 0; i < fn.params.size(); ++i) {
     HAL_REQUIRE_ARG(args[i] != nullptr, "args[{}] is NULL; '{}' parameter {} needs a value", i,
                     fn.name, i);
@@ -116,8 +120,7 @@ hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* con
     // allocation, so params->pointers[i] stays empty.
     if (ptr == 0 && fn.params[i].nullable) continue;
     // The parameter's name is formatted only on failure: this loop runs on every launch.
-    if (hal_status s = resolve_range(dev, ptr, 0, "the value", &params->pointers[i]);
-        s != HAL_SUCCESS) {
+    if (hal_status s = resolve_range(dev, ptr, 0, "the value", &pointers[i]); s != HAL_SUCCESS) {
       const std::string hint = pointer_hint(ptr);
       return failf(s, "'{}' parameter {} (a pointer): {}{}", fn.name, i, pending_error(),
                    hint.empty() ? "" : ". " + hint);
@@ -150,18 +153,19 @@ HAL_API hal_status hal_launch(hal_stream stream, hal_function function,
     if (f->module->device != &dev) {
       return failf(HAL_ERROR_INVALID_HANDLE,
                    "function '{}' was loaded on device {} but the stream is on {}",
-                   f->impl->desc.name, f->module->device->label, dev.label);
+                   f->entry->desc.name, f->module->device->label, dev.label);
     }
     HAL_REQUIRE_ARG(config != nullptr, "config is NULL");
     // No free may release an allocation between checking the arguments and the backend's use.
     std::shared_lock memory(dev.memory_mutex);
-    LaunchParams params;
-    HAL_RETURN_IF_ERROR(check_geometry(dev.impl->info, f->impl->desc, *config, &params));
-    HAL_RETURN_IF_ERROR(check_args(dev, f->impl->desc, args, &params));
+    thread_local std::vector<hal_driver_range> pointers;
+    hal_driver_launch params{};
+    HAL_RETURN_IF_ERROR(check_geometry(dev.info, f->entry->desc, *config, &params));
+    HAL_RETURN_IF_ERROR(check_args(dev, f->entry->desc, args, &params, pointers));
     std::lock_guard lock(s->mutex);
     if (!s->impl) return fail(HAL_ERROR_INVALID_HANDLE, "the stream was destroyed");
     HAL_RETURN_IF_ERROR(check_not_lost(dev));
-    return note_device_status(dev, s->impl->launch(*f->impl, params));
+    return driver_status(dev, dev.driver->table.launch(s->impl, f->entry->impl, &params));
   });
 }
 

@@ -3,6 +3,7 @@
 #include "common/registry.h"
 
 #include <algorithm>
+#include <cstddef>
 
 using namespace hal;
 
@@ -31,8 +32,8 @@ HAL_API hal_status hal_backend_count(uint32_t* count) {
 HAL_API hal_status hal_backend_get_info(uint32_t index, hal_backend_info* info) {
   return guarded("hal_backend_get_info", [&]() -> hal_status {
     HAL_REQUIRE_ARG(info != nullptr, "info is NULL");
-    HAL_RETURN_IF_ERROR(
-        check_struct_size(info->struct_size, sizeof(hal_backend_info), "hal_backend_info"));
+    HAL_RETURN_IF_ERROR(check_struct_size(info->struct_size, offsetof(hal_backend_info, module),
+                                          "hal_backend_info"));
     const Registry& reg = registry();
     if (index >= reg.backends.size()) {
       return failf(HAL_ERROR_NOT_FOUND, "backend index {} is out of range; there are {}", index,
@@ -46,6 +47,7 @@ HAL_API hal_status hal_backend_get_info(uint32_t index, hal_backend_info* info) 
     out.device_count = static_cast<uint32_t>(entry.devices.size());
     fmt::format_to_n(out.name, sizeof(out.name) - 1, "{}", entry.name);
     fmt::format_to_n(out.reason, sizeof(out.reason) - 1, "{}", entry.reason);
+    fmt::format_to_n(out.module, sizeof(out.module) - 1, "{}", entry.origin);
     copy_out(out, info);
     return HAL_SUCCESS;
   });

@@ -2,6 +2,9 @@
 #include "common/api_guard.h"
 #include "common/registry.h"
 
+#include <cstdint>
+#include <cstdlib>
+
 using namespace hal;
 
 extern "C" {
@@ -13,18 +16,22 @@ HAL_API hal_status hal_mem_alloc(hal_device device, size_t size, hal_deviceptr* 
     HAL_REQUIRE_ARG(ptr != nullptr, "ptr is NULL");
     HAL_REQUIRE_ARG(size > 0, "size is 0; allocate at least 1 byte");
     HAL_RETURN_IF_ERROR(check_not_lost(*dev));
-    const hal_device_info& info = dev->impl->info;
+    const hal_device_info& info = dev->info;
     if (info.max_allocation_size != 0 && size > info.max_allocation_size) {
       return failf(HAL_ERROR_OUT_OF_MEMORY,
                    "{} bytes is more than the largest allocation device {} supports ({} bytes). "
                    "Split the buffer",
                    size, dev->label, info.max_allocation_size);
     }
-    Allocation alloc;
-    HAL_RETURN_IF_ERROR(note_device_status(*dev, dev->impl->mem_alloc(size, &alloc)));
-    if (alloc.base == 0 || alloc.size < size) {
-      dev->impl->mem_free(alloc);
-      return failf(HAL_ERROR_INTERNAL, "the {} backend returned an invalid allocation", dev->label);
+    const hal_driver& driver = dev->driver->table;
+    hal_driver_allocation alloc{};
+    HAL_RETURN_IF_ERROR(driver_status(*dev, driver.mem_alloc(dev->impl, size, &alloc)));
+    if (alloc.base == 0 || alloc.size < size || alloc.base % 256 != 0) {
+      driver.mem_free(dev->impl, &alloc);
+      return failf(HAL_ERROR_INTERNAL,
+                   "the driver of device {} returned an invalid allocation (base {:#x}, {} bytes "
+                   "for {} asked): a bug in {}",
+                   dev->label, alloc.base, alloc.size, size, dev->driver->origin);
     }
     alloc.size = size;  // ranges are checked against what the caller asked for
     dev->allocations.insert(alloc);
@@ -38,9 +45,9 @@ HAL_API hal_status hal_mem_free(hal_device device, hal_deviceptr ptr) {
     auto dev = lookup_device(device);
     if (!dev) return HAL_ERROR_INVALID_HANDLE;
     std::unique_lock memory(dev->memory_mutex);  // waits for copies and launches in progress
-    Allocation alloc;
+    hal_driver_allocation alloc{};
     if (!dev->allocations.remove(ptr, &alloc)) {
-      Allocation inside;
+      hal_driver_allocation inside{};
       if (ptr != 0 && dev->allocations.find(ptr, &inside)) {
         return failf(HAL_ERROR_INVALID_ARGUMENT,
                      "{:#x} is inside the allocation at {:#x}, not its base. Free the base "
@@ -63,7 +70,7 @@ HAL_API hal_status hal_mem_free(hal_device device, hal_deviceptr ptr) {
     }
     // A lost device cannot free anything; the table entry is gone either way.
     if (dev->lost.load()) return HAL_SUCCESS;
-    return note_device_status(*dev, dev->impl->mem_free(alloc));
+    return driver_status(*dev, dev->driver->table.mem_free(dev->impl, &alloc));
   });
 }
 
@@ -75,7 +82,20 @@ HAL_API hal_status hal_host_alloc(hal_device device, size_t size, void** host) {
     HAL_REQUIRE_ARG(size > 0, "size is 0; allocate at least 1 byte");
     HAL_RETURN_IF_ERROR(check_not_lost(*dev));
     void* out = nullptr;
-    HAL_RETURN_IF_ERROR(note_device_status(*dev, dev->impl->host_alloc(size, &out)));
+    const hal_driver& driver = dev->driver->table;
+    if (driver.host_alloc != nullptr) {
+      HAL_RETURN_IF_ERROR(driver_status(*dev, driver.host_alloc(dev->impl, size, &out)));
+    } else {
+      // The driver has no page-locked memory of its own: ordinary page-aligned memory.
+      const size_t page = 4096;
+      if (size > SIZE_MAX - page) {
+        return failf(HAL_ERROR_OUT_OF_MEMORY, "{} bytes of host memory cannot be allocated", size);
+      }
+      out = std::aligned_alloc(page, (size + page - 1) / page * page);
+      if (out == nullptr) {
+        return failf(HAL_ERROR_OUT_OF_MEMORY, "{} bytes of host memory are not available", size);
+      }
+    }
     std::lock_guard lock(dev->host_mutex);
     dev->host_allocations.emplace(out, size);
     *host = out;
@@ -97,8 +117,13 @@ HAL_API hal_status hal_host_free(hal_device device, void* host) {
                      host, dev->label);
       }
     }
+    const hal_driver& driver = dev->driver->table;
+    if (driver.host_free == nullptr) {
+      std::free(host);
+      return HAL_SUCCESS;
+    }
     if (dev->lost.load()) return HAL_SUCCESS;
-    return note_device_status(*dev, dev->impl->host_free(host));
+    return driver_status(*dev, driver.host_free(dev->impl, host));
   });
 }
 
@@ -111,7 +136,7 @@ HAL_API hal_status hal_mem_host_pointer(hal_device device, hal_deviceptr ptr, vo
       return failf(HAL_ERROR_DEVICE_LOST, "device {} was lost; its memory is gone", dev->label);
     }
     std::shared_lock memory(dev->memory_mutex);  // the allocation stays while the backend looks
-    Allocation alloc;
+    hal_driver_allocation alloc{};
     if (!dev->allocations.find(ptr, &alloc)) {
       return failf(HAL_ERROR_OUT_OF_RANGE,
                    "{:#x} is inside no live allocation of device {}. Pass an address from "
@@ -119,14 +144,17 @@ HAL_API hal_status hal_mem_host_pointer(hal_device device, hal_deviceptr ptr, vo
                    ptr, dev->label);
     }
     void* out = nullptr;
-    const hal_status status = dev->impl->host_pointer(alloc, ptr - alloc.base, &out);
+    const hal_driver& driver = dev->driver->table;
+    const hal_status status = driver.host_pointer == nullptr
+                                  ? HAL_ERROR_NOT_SUPPORTED
+                                  : driver.host_pointer(dev->impl, &alloc, ptr - alloc.base, &out);
     if (status == HAL_ERROR_NOT_SUPPORTED) {
       return failf(HAL_ERROR_NOT_SUPPORTED,
                    "device {} gives no host address for its memory (it is not host-visible and "
                    "coherent to hal). Copy it with hal_memcpy_dtoh instead",
                    dev->label);
     }
-    if (status != HAL_SUCCESS) return note_device_status(*dev, status);
+    if (status != HAL_SUCCESS) return driver_status(*dev, status);
     *host = out;
     return HAL_SUCCESS;
   });

@@ -16,7 +16,14 @@ namespace {
 
 constexpr uint32_t kKnownModuleFlags = HAL_MODULE_SHARED_BYTES_CONSTANT;
 
-hal_status read_options(const hal_module_options* options, hal_ir* declared, ModuleOptions* out) {
+// A module's options as the driver receives them (hal_driver_module_options points into it).
+struct ParsedOptions {
+  std::vector<hal_driver_specialization> specializations;
+  bool shared_bytes_constant = false;
+  uint32_t shared_bytes_constant_id = 0;
+};
+
+hal_status read_options(const hal_module_options* options, hal_ir* declared, ParsedOptions* out) {
   *declared = HAL_IR_AUTO;
   if (options == nullptr) return HAL_SUCCESS;
   HAL_RETURN_IF_ERROR(
@@ -27,12 +34,13 @@ hal_status read_options(const hal_module_options* options, hal_ir* declared, Mod
     case HAL_IR_SPIRV:
     case HAL_IR_CUBIN:
     case HAL_IR_FATBIN:
+    case HAL_IR_BUILTIN:
       *declared = options->ir;
       break;
     default:
       return failf(HAL_ERROR_INVALID_ARGUMENT,
                    "options.ir is {}, not one of HAL_IR_AUTO, HAL_IR_PTX, HAL_IR_SPIRV, "
-                   "HAL_IR_CUBIN, HAL_IR_FATBIN",
+                   "HAL_IR_CUBIN, HAL_IR_FATBIN, HAL_IR_BUILTIN",
                    static_cast<int>(options->ir));
   }
   HAL_REQUIRE_ARG((options->flags & ~kKnownModuleFlags) == 0,
@@ -48,7 +56,7 @@ hal_status read_options(const hal_module_options* options, hal_ir* declared, Mod
                     spec.size);
     HAL_REQUIRE_ARG(spec.data != nullptr, "specialization {} (id {}) has NULL data", i, spec.id);
     HAL_REQUIRE_ARG(ids.insert(spec.id).second, "specialization id {} is given twice", spec.id);
-    Specialization s;
+    hal_driver_specialization s{};
     s.id = spec.id;
     s.size = spec.size;
     std::memcpy(&s.value, spec.data, spec.size);
@@ -65,6 +73,44 @@ hal_status read_options(const hal_module_options* options, hal_ir* declared, Mod
   return HAL_SUCCESS;
 }
 
+// The core's copy of a function the driver describes, after checking the description: a
+// driver's mistake here would otherwise become wrong launch checks.
+hal_status read_function(const DeviceObject& dev, const hal_driver_function_info* fn,
+                         uint32_t index, FunctionDesc* out) {
+  const auto bug = [&](std::string what) {
+    return failf(HAL_ERROR_INTERNAL,
+                 "the driver of device {} ({}) describes function {} wrongly: "
+                 "{}. Report it to the driver's authors",
+                 dev.label, dev.driver->origin, index, what);
+  };
+  if (fn == nullptr || fn->name == nullptr || fn->name[0] == '\0') return bug("no name");
+  if (fn->param_count > 0 && fn->params == nullptr) return bug("NULL parameter list");
+  out->name = fn->name;
+  out->params_known = fn->params_known != 0;
+  out->params.resize(fn->params_known ? fn->param_count : 0);
+  for (size_t p = 0; p < out->params.size(); ++p) {
+    const hal_driver_param& in = fn->params[p];
+    if (in.kind != HAL_PARAM_VALUE && in.kind != HAL_PARAM_POINTER) {
+      return bug(fmt::format("parameter {} has kind {}", p, static_cast<int>(in.kind)));
+    }
+    if (in.kind == HAL_PARAM_POINTER && in.size != sizeof(hal_deviceptr)) {
+      return bug(fmt::format("pointer parameter {} has size {}", p, in.size));
+    }
+    ParamInfo& param = out->params[p];
+    param.kind = in.kind;
+    param.size = in.size;
+    param.alignment = in.alignment;
+    param.nullable = in.nullable != 0;
+    param.type = in.type;
+  }
+  for (int i = 0; i < 3; ++i) out->block[i] = fn->block[i];
+  out->static_shared_bytes = fn->static_shared_bytes;
+  out->max_threads_per_block = fn->max_threads_per_block;
+  out->dynamic_shared = fn->dynamic_shared != 0;
+  out->shared_bytes_required = fn->shared_bytes_required != 0;
+  return HAL_SUCCESS;
+}
+
 hal_status load(hal_device device, const void* blob, size_t size, const hal_module_options* options,
                 hal_module* module) {
   auto dev = lookup_device(device);
@@ -73,7 +119,7 @@ hal_status load(hal_device device, const void* blob, size_t size, const hal_modu
   HAL_REQUIRE_ARG(size > 0, "size is 0; pass the blob's length in bytes");
   HAL_REQUIRE_ARG(module != nullptr, "module is NULL");
   hal_ir declared = HAL_IR_AUTO;
-  ModuleOptions parsed;
+  ParsedOptions parsed;
   HAL_RETURN_IF_ERROR(read_options(options, &declared, &parsed));
   HAL_RETURN_IF_ERROR(check_not_lost(*dev));
 
@@ -87,7 +133,7 @@ hal_status load(hal_device device, const void* blob, size_t size, const hal_modu
     return failf(HAL_ERROR_INVALID_IR, "options.ir declares {}, but the blob is {}",
                  ir_name(declared), ir_name(ir));
   }
-  const hal_device_info& info = dev->impl->info;
+  const hal_device_info& info = dev->info;
   if ((info.ir_mask & ir) == 0) {
     return failf(HAL_ERROR_NOT_SUPPORTED,
                  "device {} accepts {}; this blob is {}. Pick a device that accepts it "
@@ -98,10 +144,25 @@ hal_status load(hal_device device, const void* blob, size_t size, const hal_modu
     return failf(HAL_ERROR_NOT_SUPPORTED,
                  "{} has no specialization constants; they apply to SPIR-V only", ir_name(ir));
   }
+  hal_driver_module_options driver_options{};
+  driver_options.specializations = parsed.specializations.data();
+  driver_options.specialization_count = static_cast<uint32_t>(parsed.specializations.size());
+  driver_options.shared_bytes_constant = parsed.shared_bytes_constant ? 1 : 0;
+  driver_options.shared_bytes_constant_id = parsed.shared_bytes_constant_id;
   auto object = std::make_shared<ModuleObject>();
   object->device = dev.get();
-  HAL_RETURN_IF_ERROR(
-      note_device_status(*dev, dev->impl->load_module(ir, bytes, size, parsed, &object->impl)));
+  uint32_t function_count = 0;
+  HAL_RETURN_IF_ERROR(driver_status(
+      *dev, dev->driver->table.module_load(dev->impl, ir, bytes, size, &driver_options,
+                                           &object->impl, &function_count)));
+  // From here on the module object unloads the driver's module if anything fails.
+  object->functions.resize(function_count);
+  for (uint32_t i = 0; i < function_count; ++i) {
+    const hal_driver_function_info* fn = nullptr;
+    HAL_RETURN_IF_ERROR(driver_status(*dev, dev->driver->table.module_function(
+                                                object->impl, i, &object->functions[i].impl, &fn)));
+    HAL_RETURN_IF_ERROR(read_function(*dev, fn, i, &object->functions[i].desc));
+  }
   *module = to_handle<hal_module>(register_handle(object));
   return HAL_SUCCESS;
 }
@@ -161,7 +222,7 @@ HAL_API hal_status hal_module_unload(hal_module module) {
       unregister_handle(handle, HandleKind::kFunction, "function");
     }
     object->function_handles.clear();
-    return HAL_SUCCESS;  // the backend module goes when the last in-flight call releases it
+    return HAL_SUCCESS;  // the driver's module goes when the last in-flight call releases it
   });
 }
 
@@ -180,23 +241,24 @@ HAL_API hal_status hal_module_get_function(hal_module module, const char* name,
     }
     std::string names;
     std::string mangled;  // a C++ name that holds the one asked for, if any
-    for (const auto& f : m->impl->functions) {
-      if (f->desc.name == name) {
+    for (const FunctionEntry& entry : m->functions) {
+      const FunctionDesc* f = &entry.desc;
+      if (f->name == name) {
         auto object = std::make_shared<FunctionObject>();
         object->module = m;
-        object->impl = f.get();
+        object->entry = &entry;
         const uint64_t handle = register_handle(object);
         m->function_handles.emplace(name, handle);
         *function = to_handle<hal_function>(handle);
         return HAL_SUCCESS;
       }
-      names += (names.empty() ? "" : ", ") + f->desc.name;
-      if (f->desc.name.rfind("_Z", 0) == 0 && f->desc.name.find(name) != std::string::npos) {
-        mangled = f->desc.name;
+      names += (names.empty() ? "" : ", ") + f->name;
+      if (f->name.rfind("_Z", 0) == 0 && f->name.find(name) != std::string::npos) {
+        mangled = f->name;
       }
     }
     std::string hint;
-    if (m->impl->functions.size() == 1 && m->impl->functions[0]->desc.name == "main") {
+    if (m->functions.size() == 1 && m->functions[0].desc.name == "main") {
       hint =
           ". glslc names every entry point \"main\": look it up as \"main\", or rename it with "
           "hal-spirv-entry <in.spv> <out.spv> <name> so that one name serves both IRs";
@@ -218,7 +280,7 @@ HAL_API hal_status hal_function_get_info(hal_function function, hal_function_inf
     HAL_REQUIRE_ARG(info != nullptr, "info is NULL");
     HAL_RETURN_IF_ERROR(
         check_struct_size(info->struct_size, sizeof(hal_function_info), "hal_function_info"));
-    const FunctionDesc& d = f->impl->desc;
+    const FunctionDesc& d = f->entry->desc;
     hal_function_info out{};
     out.struct_size = sizeof(out);
     fmt::format_to_n(out.name, sizeof(out.name) - 1, "{}", d.name);
@@ -226,7 +288,7 @@ HAL_API hal_status hal_function_get_info(hal_function function, hal_function_inf
         d.params_known ? static_cast<uint32_t>(d.params.size()) : HAL_PARAM_COUNT_UNKNOWN;
     for (int i = 0; i < 3; ++i) out.block[i] = d.block[i];
     out.static_shared_bytes = d.static_shared_bytes;
-    out.max_threads_per_block = max_threads_per_block(d, f->module->device->impl->info);
+    out.max_threads_per_block = max_threads_per_block(d, f->module->device->info);
     copy_out(out, info);
     return HAL_SUCCESS;
   });
@@ -241,7 +303,7 @@ HAL_API hal_status hal_function_get_param(hal_function function, uint32_t index,
     // The first published hal_param_info ended before |type| (0.3.0).
     HAL_RETURN_IF_ERROR(
         check_struct_size(param->struct_size, offsetof(hal_param_info, type), "hal_param_info"));
-    const FunctionDesc& d = f->impl->desc;
+    const FunctionDesc& d = f->entry->desc;
     if (!d.params_known) {
       return failf(HAL_ERROR_NOT_FOUND,
                    "the parameter list of '{}' is unknown (its IR does not "
@@ -264,3 +326,11 @@ HAL_API hal_status hal_function_get_param(hal_function function, uint32_t index,
 }
 
 }  // extern "C"
+
+namespace hal {
+
+ModuleObject::~ModuleObject() {
+  if (impl != nullptr) device->driver->table.module_unload(impl);
+}
+
+}  // namespace hal

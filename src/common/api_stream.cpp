@@ -34,7 +34,8 @@ HAL_API hal_status hal_stream_create(hal_device device, hal_stream* stream) {
     HAL_RETURN_IF_ERROR(check_not_lost(*dev));
     auto object = std::make_shared<StreamObject>();
     object->device = dev.get();
-    HAL_RETURN_IF_ERROR(note_device_status(*dev, dev->impl->create_stream(&object->impl)));
+    HAL_RETURN_IF_ERROR(
+        driver_status(*dev, dev->driver->table.stream_create(dev->impl, &object->impl)));
     *stream = to_handle<hal_stream>(register_handle(object));
     return HAL_SUCCESS;
   });
@@ -48,10 +49,12 @@ HAL_API hal_status hal_stream_destroy(hal_stream stream) {
     std::lock_guard lock(object->mutex);
     // Documented: destroy waits for the stream's work; a failure there does not keep it alive.
     if (!object->device->lost.load()) {
-      note_device_status(*object->device, object->impl->synchronize());
+      driver_status(*object->device,
+                    object->device->driver->table.stream_synchronize(object->impl));
       clear_pending_error();
     }
-    object->impl.reset();
+    object->device->driver->table.stream_destroy(object->impl);
+    object->impl = nullptr;
     return HAL_SUCCESS;
   });
 }
@@ -63,7 +66,7 @@ HAL_API hal_status hal_stream_synchronize(hal_stream stream) {
     std::lock_guard lock(s->mutex);
     if (!s->impl) return fail(HAL_ERROR_INVALID_HANDLE, "the stream was destroyed");
     HAL_RETURN_IF_ERROR(check_not_lost(*s->device));
-    return note_device_status(*s->device, s->impl->synchronize());
+    return driver_status(*s->device, s->device->driver->table.stream_synchronize(s->impl));
   });
 }
 
@@ -74,7 +77,7 @@ HAL_API hal_status hal_stream_query(hal_stream stream) {
     std::lock_guard lock(s->mutex);
     if (!s->impl) return fail(HAL_ERROR_INVALID_HANDLE, "the stream was destroyed");
     HAL_RETURN_IF_ERROR(check_not_lost(*s->device));
-    return note_device_status(*s->device, s->impl->query());
+    return driver_status(*s->device, s->device->driver->table.stream_query(s->impl));
   });
 }
 
@@ -89,7 +92,7 @@ HAL_API hal_status hal_stream_wait_event(hal_stream stream, hal_event event) {
     std::lock_guard lock(s->mutex);
     if (!s->impl) return fail(HAL_ERROR_INVALID_HANDLE, "the stream was destroyed");
     HAL_RETURN_IF_ERROR(check_not_lost(*s->device));
-    return note_device_status(*s->device, s->impl->wait(*e->impl));
+    return driver_status(*s->device, s->device->driver->table.stream_wait(s->impl, e->impl));
   });
 }
 
@@ -101,7 +104,8 @@ HAL_API hal_status hal_event_create(hal_device device, hal_event* event) {
     HAL_RETURN_IF_ERROR(check_not_lost(*dev));
     auto object = std::make_shared<EventObject>();
     object->device = dev.get();
-    HAL_RETURN_IF_ERROR(note_device_status(*dev, dev->impl->create_event(&object->impl)));
+    HAL_RETURN_IF_ERROR(
+        driver_status(*dev, dev->driver->table.event_create(dev->impl, &object->impl)));
     *event = to_handle<hal_event>(register_handle(object));
     return HAL_SUCCESS;
   });
@@ -125,7 +129,8 @@ HAL_API hal_status hal_event_record(hal_event event, hal_stream stream) {
     std::lock_guard lock(s->mutex);
     if (!s->impl) return fail(HAL_ERROR_INVALID_HANDLE, "the stream was destroyed");
     HAL_RETURN_IF_ERROR(check_not_lost(*s->device));
-    HAL_RETURN_IF_ERROR(note_device_status(*s->device, s->impl->record(*e->impl)));
+    HAL_RETURN_IF_ERROR(
+        driver_status(*s->device, s->device->driver->table.event_record(s->impl, e->impl)));
     e->recorded.store(true);
     return HAL_SUCCESS;
   });
@@ -137,7 +142,7 @@ HAL_API hal_status hal_event_synchronize(hal_event event) {
     if (!e) return HAL_ERROR_INVALID_HANDLE;
     if (!e->recorded.load()) return HAL_SUCCESS;
     HAL_RETURN_IF_ERROR(check_not_lost(*e->device));
-    return note_device_status(*e->device, e->impl->synchronize());
+    return driver_status(*e->device, e->device->driver->table.event_synchronize(e->impl));
   });
 }
 
@@ -147,7 +152,7 @@ HAL_API hal_status hal_event_query(hal_event event) {
     if (!e) return HAL_ERROR_INVALID_HANDLE;
     if (!e->recorded.load()) return HAL_SUCCESS;
     HAL_RETURN_IF_ERROR(check_not_lost(*e->device));
-    return note_device_status(*e->device, e->impl->query());
+    return driver_status(*e->device, e->device->driver->table.event_query(e->impl));
   });
 }
 
@@ -165,12 +170,26 @@ HAL_API hal_status hal_event_elapsed_ms(hal_event start, hal_event end, float* m
     HAL_REQUIRE_ARG(b->recorded.load(),
                     "the end event was never recorded; call "
                     "hal_event_record first");
-    if ((a->device->impl->info.features & HAL_FEATURE_TIMESTAMPS) == 0) {
+    const hal_driver& driver = a->device->driver->table;
+    if ((a->device->info.features & HAL_FEATURE_TIMESTAMPS) == 0 ||
+        driver.event_elapsed_ms == nullptr) {
       return failf(HAL_ERROR_NOT_SUPPORTED, "device {} has no device timestamps", a->device->label);
     }
     HAL_RETURN_IF_ERROR(check_not_lost(*a->device));
-    return note_device_status(*a->device, a->impl->elapsed_ms(*b->impl, ms));
+    return driver_status(*a->device, driver.event_elapsed_ms(a->impl, b->impl, ms));
   });
 }
 
 }  // extern "C"
+
+namespace hal {
+
+StreamObject::~StreamObject() {
+  if (impl != nullptr) device->driver->table.stream_destroy(impl);
+}
+
+EventObject::~EventObject() {
+  if (impl != nullptr) device->driver->table.event_destroy(impl);
+}
+
+}  // namespace hal

@@ -1,22 +1,27 @@
-// The interface every backend implements: one abstract class per object kind.
+// The C++ side of a driver module: one abstract class per object kind, for drivers written in
+// C++ (the Vulkan and CUDA drivers, the test double). driver_export.h turns a Backend into the
+// C table of include/hal/hal_driver.h, which is all the core ever sees; this header is never
+// included by the core.
 //
-// The runtime in src/common owns everything a backend should not have to think about: handle
-// validation, the allocation table (every pointer a backend receives has already been checked
-// against a live allocation of its device), argument and limit checks for launches, per-stream
-// serialisation, and the text of hal_last_error(). A backend only talks to its driver.
+// Everything the core promises in hal_driver.h holds here: handles, ranges, launch geometry and
+// arguments are checked before a method runs, and the device-lost latch lives in the core.
 //
 // Conventions for every method:
-//  - return HAL_SUCCESS, or the result of hal::fail(status, message) so the message reaches
-//    hal_last_error(); name the driver's own error (cuGetErrorName, VkResult name) and a hint;
-//  - never throw on purpose (the ABI boundary catches and reports HAL_ERROR_INTERNAL);
+//  - return HAL_SUCCESS, or the result of hal::fail(status, message): the message reaches
+//    hal_last_error() through hal_driver.error_message; name the driver's own error
+//    (cuGetErrorName, VkResult name) and a hint;
+//  - exceptions are caught at the table's boundary and reported as HAL_ERROR_INTERNAL;
 //  - device methods may be called from several threads at once and must lock what they share;
-//    the runtime serialises calls on one Stream object, never on Device or Event objects.
+//    the core serialises calls on one Stream object, never on Device or Event objects.
 //
-// To add a backend: implement these classes in src/<name>/, add a factory to the table in
-// src/common/registry.cpp, and build it from src/<name>/CMakeLists.txt.
+// To add a C++ driver: implement these classes in src/<name>/, define its hal_driver_query with
+// HAL_DEFINE_CXX_DRIVER (driver_export.h), and build it with hal_add_driver_module
+// (src/<name>/CMakeLists.txt).
 #pragma once
 
-#include <hal/hal.h>
+#include <hal/hal_driver.h>
+
+#include "common/function_desc.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -59,42 +64,15 @@ struct ModuleOptions {
   uint32_t shared_bytes_constant_id = 0;
 };
 
-struct ParamInfo {
-  hal_param_kind kind = HAL_PARAM_VALUE;
-  uint32_t size = 0;
-  uint32_t alignment = 0;
-  // A pointer the kernel receives as a raw address (PTX; SPIR-V push-constant addresses): an
-  // argument of 0 reaches it as a null pointer. A descriptor-bound buffer cannot be null.
-  bool nullable = false;
-  hal_param_type type = HAL_PARAM_TYPE_UNKNOWN;  // values only: integer or float, if known
-};
+// A launch after validation, as hal_driver.h describes it: pointers[i] is the allocation
+// parameter i lies in (index it only for pointer parameters), as a hal_driver_range.
+using LaunchParams = hal_driver_launch;
 
-// What the runtime knows about a function; the backend fills it when the module loads.
-struct FunctionDesc {
-  std::string name;
-  bool params_known = true;
-  std::vector<ParamInfo> params;
-  uint32_t block[3] = {0, 0, 0};  // fixed block size, or zeros
-  uint32_t static_shared_bytes = 0;
-  uint32_t max_threads_per_block = 0;  // 0: the device's limit applies
-  // Whether hal_launch_config.shared_bytes > 0 can be honoured (CUDA: always; Vulkan: only
-  // through a module's shared-bytes specialization constant).
-  bool dynamic_shared = true;
-  // Whether the kernel's shared array is sized by hal_launch_config.shared_bytes alone (Vulkan's
-  // shared-bytes constant): 0 would make an empty array, which SPIR-V forbids and drivers crash
-  // on, so the runtime refuses it.
-  bool shared_bytes_required = false;
-};
-
-// A launch after validation: block resolved (never zero), and one entry per parameter in
-// |pointers| (the allocation a pointer argument lies in; value parameters leave it empty).
-struct LaunchParams {
-  uint32_t grid[3] = {1, 1, 1};
-  uint32_t block[3] = {1, 1, 1};
-  uint32_t shared_bytes = 0;
-  void* const* args = nullptr;  // as given to hal_launch; valid only during the call
-  std::vector<DeviceRange> pointers;
-};
+// The allocation record of a launch's pointer parameter, converted to the C++ types.
+inline DeviceRange launch_range(const LaunchParams& params, size_t index) {
+  const hal_driver_range& r = params.pointers[index];
+  return DeviceRange{{r.allocation.base, r.allocation.size, r.allocation.driver_data}, r.offset};
+}
 
 class Function {
  public:

@@ -74,6 +74,15 @@ hal_status sniff_ir(const uint8_t* data, size_t size, hal_ir* ir) {
       *ir = HAL_IR_FATBIN;
       return HAL_SUCCESS;
     }
+    if (std::memcmp(data, "HALK", 4) == 0) {
+      if (size == 4) {
+        return fail(HAL_ERROR_INVALID_IR,
+                    "the blob is \"HALK\" with no kernel name after it; a built-in kernel is "
+                    "named by the bytes that follow, as in \"HALKvector_add_f32\"");
+      }
+      *ir = HAL_IR_BUILTIN;
+      return HAL_SUCCESS;
+    }
   }
   const size_t first = skip_blank(data, size, 0);
   static constexpr char kVersion[] = ".version";
@@ -84,9 +93,9 @@ hal_status sniff_ir(const uint8_t* data, size_t size, hal_ir* ir) {
   }
   if (size == 0) return fail(HAL_ERROR_INVALID_IR, "the blob is empty");
   return failf(HAL_ERROR_INVALID_IR,
-               "the blob is not SPIR-V, PTX, cubin or fatbin: it starts with {}. Expected the "
-               "SPIR-V magic 0x07230203, PTX text beginning with .version, an ELF header or the "
-               "fatbin magic 0xba55ed50",
+               "the blob is not SPIR-V, PTX, cubin, fatbin or a built-in kernel's name: it "
+               "starts with {}. Expected the SPIR-V magic 0x07230203, PTX text beginning with "
+               ".version, an ELF header, the fatbin magic 0xba55ed50, or \"HALK\" and a name",
                describe_start(data, size));
 }
 
@@ -102,13 +111,15 @@ const char* ir_name(hal_ir ir) {
       return "cubin";
     case HAL_IR_FATBIN:
       return "fatbin";
+    case HAL_IR_BUILTIN:
+      return "built-in kernel";
   }
   return "unknown IR";
 }
 
 std::string ir_mask_names(uint32_t mask) {
   std::string out;
-  for (hal_ir ir : {HAL_IR_PTX, HAL_IR_SPIRV, HAL_IR_CUBIN, HAL_IR_FATBIN}) {
+  for (hal_ir ir : {HAL_IR_PTX, HAL_IR_SPIRV, HAL_IR_CUBIN, HAL_IR_FATBIN, HAL_IR_BUILTIN}) {
     if ((mask & ir) == 0) continue;
     if (!out.empty()) out += ", ";
     out += ir_name(ir);

@@ -1,10 +1,11 @@
-// The runtime's records behind each public handle. A backend object (hal::Device, hal::Stream,
-// ...) is wrapped by one of these, which adds what every backend shares: the owning device,
-// the allocation table, per-stream serialisation, and device-lost bookkeeping.
+// The runtime's records behind each public handle. A driver object (hal_driver_device,
+// hal_driver_stream, ...) is wrapped by one of these, which adds what every backend shares: the
+// owning device, the allocation table, per-stream serialisation, and the device-lost latch.
 #pragma once
 
 #include "common/alloc_table.h"
-#include "common/backend.h"
+#include "common/driver.h"
+#include "common/function_desc.h"
 #include "common/handles.h"
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 namespace hal {
 
@@ -20,7 +22,9 @@ struct BackendEntry;
 
 struct DeviceObject : Object {
   DeviceObject() : Object(HandleKind::kDevice) {}
-  std::unique_ptr<Device> impl;
+  const Driver* driver = nullptr;  // owned by the backend entry, lives until exit
+  hal_driver_device impl = nullptr;
+  hal_device_info info{};
   const BackendEntry* backend = nullptr;
   std::string label;  // "vulkan:0 (llvmpipe ...)": used in messages
   AllocationTable allocations;
@@ -31,28 +35,39 @@ struct DeviceObject : Object {
   std::shared_mutex memory_mutex;
   std::mutex host_mutex;
   std::map<void*, size_t> host_allocations;  // live hal_host_alloc memory -> its size
-  // Set once a backend call reports HAL_ERROR_DEVICE_LOST; every later call fails fast.
+  // Set once a driver call reports HAL_ERROR_DEVICE_LOST; every later call fails fast. The one
+  // record of device loss: drivers keep none.
   std::atomic<bool> lost{false};
 };
 
 struct StreamObject : Object {
   StreamObject() : Object(HandleKind::kStream) {}
+  ~StreamObject() override;  // destroys the driver's stream if hal_stream_destroy did not
   DeviceObject* device = nullptr;
-  std::mutex mutex;  // serialises calls on this stream (backends may rely on it)
-  std::unique_ptr<Stream> impl;
+  std::mutex mutex;  // serialises calls on this stream (drivers rely on it); guards |impl|
+  hal_driver_stream impl = nullptr;  // nullptr once destroyed
 };
 
 struct EventObject : Object {
   EventObject() : Object(HandleKind::kEvent) {}
+  ~EventObject() override;  // destroys the driver's event
   DeviceObject* device = nullptr;
   std::atomic<bool> recorded{false};
-  std::unique_ptr<Event> impl;
+  hal_driver_event impl = nullptr;
+};
+
+// One entry point of a loaded module: the driver's handle and the core's copy of what it is.
+struct FunctionEntry {
+  hal_driver_function impl = nullptr;
+  FunctionDesc desc;
 };
 
 struct ModuleObject : Object {
   ModuleObject() : Object(HandleKind::kModule) {}
+  ~ModuleObject() override;  // unloads the driver's module
   DeviceObject* device = nullptr;
-  std::unique_ptr<Module> impl;
+  hal_driver_module impl = nullptr;
+  std::vector<FunctionEntry> functions;              // fixed at load
   std::mutex mutex;                                  // guards the two fields below
   std::map<std::string, uint64_t> function_handles;  // handed out so far, by name
   bool unloaded = false;
@@ -61,13 +76,18 @@ struct ModuleObject : Object {
 struct FunctionObject : Object {
   FunctionObject() : Object(HandleKind::kFunction) {}
   std::shared_ptr<ModuleObject> module;  // keeps the module alive while a call uses the function
-  Function* impl = nullptr;
+  const FunctionEntry* entry = nullptr;  // inside module->functions
 };
 
-// Records a backend status on |device|: HAL_ERROR_DEVICE_LOST marks it lost for good.
-inline hal_status note_device_status(DeviceObject& device, hal_status status) {
-  if (status == HAL_ERROR_DEVICE_LOST) device.lost.store(true);
-  return status;
+// The failure |status| of a driver call on |device|: the driver's message becomes the cause of
+// the current call, and HAL_ERROR_DEVICE_LOST marks the device lost for good.
+hal_status driver_failure(DeviceObject& device, hal_status status);
+
+// What every driver call's status goes through. HAL_ERROR_NOT_READY is an answer, not a failure.
+inline hal_status driver_status(DeviceObject& device, hal_status status) {
+  if (status == HAL_SUCCESS || status == HAL_ERROR_NOT_READY) [[likely]]
+    return status;
+  return driver_failure(device, status);
 }
 
 // The threads a block of |fn| may have on a device with |info|: the tighter of the function's

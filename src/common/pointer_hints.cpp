@@ -50,11 +50,11 @@ std::string host_mapping_of(uint64_t address) {
 
 std::string pointer_hint(hal_deviceptr value) {
   if (value == 0) return "";
-  Allocation live;
+  hal_driver_allocation live{};
   for (const auto& device : registry().devices) {
     if (device->allocations.find(value, &live)) return "";  // the message names its device
   }
-  Allocation freed;
+  hal_driver_allocation freed{};
   for (const auto& device : registry().devices) {
     if (device->allocations.find_freed(value, &freed)) {
       return fmt::format(

@@ -6,8 +6,8 @@
 namespace hal {
 
 hal_status resolve_range(const DeviceObject& device, hal_deviceptr ptr, size_t size,
-                         const char* what, DeviceRange* out) {
-  Allocation alloc;
+                         const char* what, hal_driver_range* out) {
+  hal_driver_allocation alloc{};
   if (ptr == 0) {
     return failf(HAL_ERROR_OUT_OF_RANGE,
                  "{} is the null device address; pass an address from "
@@ -37,7 +37,7 @@ hal_status resolve_range(const DeviceObject& device, hal_deviceptr ptr, size_t s
                  "[{:#x}, +{}) on device {}",
                  what, ptr, size, size - room, alloc.base, alloc.size, device.label);
   }
-  out->alloc = alloc;
+  out->allocation = alloc;
   out->offset = offset;
   return HAL_SUCCESS;
 }

@@ -10,6 +10,6 @@ namespace hal {
 // address, the allocation it overruns (and by how many bytes), or the other device it belongs
 // to.
 hal_status resolve_range(const DeviceObject& device, hal_deviceptr ptr, size_t size,
-                         const char* what, DeviceRange* out);
+                         const char* what, hal_driver_range* out);
 
 }  // namespace hal

@@ -10,89 +10,217 @@
 #include <mutex>
 #include <sstream>
 
-#ifdef HAL_HAVE_CUDA
-#include "cuda/cuda_backend.h"
-#endif
-#ifdef HAL_HAVE_VULKAN
-#include "vulkan/vulkan_backend.h"
-#endif
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
 
 namespace hal {
 namespace {
 
-// The built-in backends, in default order. The one table to extend for a new backend.
-std::vector<BackendFactory> builtin_factories() {
-  return {
-#ifdef HAL_HAVE_CUDA
-      {"cuda", HAL_BACKEND_CUDA, &create_cuda_backend},
-#endif
-#ifdef HAL_HAVE_VULKAN
-      {"vulkan", HAL_BACKEND_VULKAN, &create_vulkan_backend},
-#endif
-  };
-}
-
-std::once_flag g_once;
-std::vector<BackendFactory>* g_factories_override = nullptr;
-bool g_started = false;
-Registry* g_registry = nullptr;
-
-std::vector<std::string> split_names(const char* text) {
+// The built-in driver modules, in default order: names from the build (HAL_BUILTIN_DRIVERS,
+// comma-separated, set by CMake to the backends it built).
+std::vector<std::string> builtin_driver_names() {
   std::vector<std::string> names;
-  std::stringstream stream(text);
+  std::stringstream stream(HAL_BUILTIN_DRIVERS);
   std::string item;
   while (std::getline(stream, item, ',')) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    for (char& c : item) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (!item.empty() && std::find(names.begin(), names.end(), item) == names.end()) {
-      names.push_back(item);
-    }
+    if (!item.empty()) names.push_back(item);
   }
   return names;
 }
 
-void init_backend(const BackendFactory& factory, BackendEntry& entry) {
-  clear_pending_error();
-  hal_status status = HAL_ERROR_INTERNAL;
-  std::vector<std::unique_ptr<Device>> devices;
-  try {
-    entry.impl = factory.create();
-    status = entry.impl ? entry.impl->init(&devices) : fail(HAL_ERROR_INTERNAL, "no backend");
-  } catch (const std::exception& e) {
-    status = failf(HAL_ERROR_INTERNAL, "initialisation threw: {}", e.what());
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+// The driver modules in |dir|: libhal_driver_*.so, sorted by name.
+std::vector<std::string> modules_in(const std::string& dir) {
+  std::vector<std::string> files;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.rfind("libhal_driver_", 0) == 0 && name.find(".so") != std::string::npos) {
+        files.push_back(dir + "/" + name);
+      }
+    }
+    closedir(d);
   }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::once_flag g_once;
+std::vector<InProcessDriver>* g_drivers_override = nullptr;
+bool g_started = false;
+Registry* g_registry = nullptr;
+
+std::vector<std::string> split(const char* text, char separator, bool lower) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, separator)) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (lower) {
+      for (char& c : item) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (!item.empty() && std::find(items.begin(), items.end(), item) == items.end()) {
+      items.push_back(item);
+    }
+  }
+  return items;
+}
+
+// A driver found (loaded or not), before HAL_BACKENDS selects.
+struct Candidate {
+  std::string name;
+  std::string origin;
+  std::unique_ptr<Driver> driver;  // null: |reason| says why
+  std::string reason;
+  bool listed = false;  // already in the backend list (HAL_BACKENDS may repeat a name)
+};
+
+Candidate candidate_from(hal_status status, std::unique_ptr<Driver> driver, std::string origin,
+                         std::string fallback_name) {
+  Candidate c;
+  c.origin = std::move(origin);
+  if (status == HAL_SUCCESS) {
+    c.name = driver->table.name;
+    c.driver = std::move(driver);
+  } else {
+    c.name = std::move(fallback_name);
+    c.reason = pending_error().empty() ? status_name(status) : pending_error();
+    log()->warn("driver module {}: {}", c.origin, c.reason);
+  }
+  clear_pending_error();
+  return c;
+}
+
+Candidate load_module_candidate(const std::string& path) {
+  std::unique_ptr<Driver> driver;
+  const hal_status status = open_driver_module(path, &driver);
+  return candidate_from(status, std::move(driver), path, name_from_module_path(path));
+}
+
+std::vector<Candidate> find_candidates() {
+  std::vector<Candidate> found;
+  if (g_drivers_override != nullptr) {
+    for (const InProcessDriver& d : *g_drivers_override) {
+      std::unique_ptr<Driver> driver;
+      const hal_status status = adopt_driver(d.query, d.origin, &driver);
+      found.push_back(candidate_from(status, std::move(driver), d.origin, d.origin));
+    }
+    return found;
+  }
+  const std::vector<std::string> dirs = builtin_driver_dirs();
+  for (const std::string& name : builtin_driver_names()) {
+    const std::string file = "libhal_driver_" + name + ".so";
+    std::string path;
+    for (const std::string& dir : dirs) {
+      if (is_file(dir + "/" + file)) {
+        path = dir + "/" + file;
+        break;
+      }
+    }
+    if (path.empty()) {
+      Candidate c;
+      c.name = name;
+      c.reason = fmt::format(
+          "{} is missing: looked in {}. The installation is incomplete; reinstall hal (its "
+          "drivers live in <libdir>/hal/drivers)",
+          file, fmt::join(dirs, " and "));
+      log()->warn("{}", c.reason);
+      found.push_back(std::move(c));
+      continue;
+    }
+    found.push_back(load_module_candidate(path));
+  }
+  if (const char* env = std::getenv("HAL_DRIVER_PATH"); env != nullptr && *env != '\0') {
+    for (const std::string& entry : split(env, ':', false)) {
+      if (is_directory(entry)) {
+        for (const std::string& path : modules_in(entry))
+          found.push_back(load_module_candidate(path));
+      } else if (is_file(entry)) {
+        found.push_back(load_module_candidate(entry));
+      } else {
+        Candidate c;
+        c.name = name_from_module_path(entry);
+        c.origin = entry;
+        c.reason = fmt::format(
+            "HAL_DRIVER_PATH names '{}', which is neither a file nor a directory", entry);
+        log()->warn("{}", c.reason);
+        found.push_back(std::move(c));
+      }
+    }
+  }
+  // Two drivers under one name: the first found keeps it.
+  for (size_t i = 0; i < found.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (found[i].driver && found[j].driver && found[i].name == found[j].name) {
+        found[i].reason =
+            fmt::format("backend name '{}' is already taken by {}", found[i].name, found[j].origin);
+        found[i].driver.reset();
+        log()->warn("driver module {}: {}", found[i].origin, found[i].reason);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+void init_backend(BackendEntry& entry) {
+  clear_pending_error();
+  const hal_driver& driver = entry.driver->table;
+  uint32_t count = 0;
+  hal_status status = driver.init(driver_host(), &count);
   if (status != HAL_SUCCESS) {
+    const char* message = driver.error_message();
     entry.available = false;
-    entry.reason = pending_error().empty() ? status_name(status) : pending_error();
-    entry.devices.clear();
-    clear_pending_error();
+    entry.reason = message != nullptr && *message != '\0'
+                       ? std::string(message)
+                       : fmt::format("initialisation failed with {}", status_name(status));
     log()->info("backend {} unavailable: {}", entry.name, entry.reason);
     return;
   }
   entry.available = true;
-  for (auto& device : devices) {
+  for (uint32_t i = 0; i < count; ++i) {
     auto object = std::make_shared<DeviceObject>();
-    object->impl = std::move(device);
+    object->driver = entry.driver.get();
+    status = driver.device_get(i, &object->impl, &object->info);
+    if (status != HAL_SUCCESS) {
+      log()->warn("backend {}: device {} is left out: {}", entry.name, i, driver.error_message());
+      continue;
+    }
     object->backend = &entry;
-    object->impl->info.struct_size = sizeof(hal_device_info);
-    object->impl->info.backend = entry.kind;
-    object->impl->info.backend_index = static_cast<uint32_t>(entry.devices.size());
-    object->label =
-        fmt::format("{}:{} ({})", entry.name, entry.devices.size(), object->impl->info.name);
+    object->info.struct_size = sizeof(hal_device_info);
+    object->info.backend = entry.kind;
+    object->info.backend_index = static_cast<uint32_t>(entry.devices.size());
+    object->info.name[sizeof(object->info.name) - 1] = '\0';
+    object->label = fmt::format("{}:{} ({})", entry.name, entry.devices.size(), object->info.name);
+    register_driver_device(object->impl, &object->info);
     entry.devices.push_back(std::move(object));
   }
   log()->info("backend {}: {} device(s)", entry.name, entry.devices.size());
 }
 
 void build(Registry& reg) {
-  const std::vector<BackendFactory> factories =
-      g_factories_override ? *g_factories_override : builtin_factories();
-  for (const BackendFactory& f : factories) reg.known_names.push_back(f.name);
+  std::vector<Candidate> candidates = find_candidates();
+  for (const Candidate& c : candidates) {
+    if (std::find(reg.known_names.begin(), reg.known_names.end(), c.name) ==
+        reg.known_names.end()) {
+      reg.known_names.push_back(c.name);
+    }
+  }
 
   std::vector<std::string> wanted = reg.known_names;
   if (const char* env = std::getenv("HAL_BACKENDS"); env != nullptr && *env != '\0') {
-    wanted = split_names(env);
+    wanted = split(env, ',', true);
     if (wanted.empty()) {
       reg.init_status = HAL_ERROR_INVALID_ARGUMENT;
       reg.init_message = fmt::format(
@@ -102,23 +230,34 @@ void build(Registry& reg) {
     }
   }
   for (const std::string& name : wanted) {
+    bool matched = false;
+    for (Candidate& c : candidates) {
+      if (c.name != name || c.listed) continue;
+      matched = true;
+      auto entry = std::make_unique<BackendEntry>();
+      entry->name = name;
+      entry->origin = c.origin;
+      entry->reason = c.reason;
+      entry->driver = std::move(c.driver);
+      c.listed = true;
+      if (entry->driver) {
+        entry->kind = entry->driver->table.backend;
+        init_backend(*entry);
+      }
+      reg.backends.push_back(std::move(entry));
+    }
+    if (matched) continue;
     auto entry = std::make_unique<BackendEntry>();
     entry->name = name;
-    auto it = std::find_if(factories.begin(), factories.end(),
-                           [&](const BackendFactory& f) { return name == f.name; });
-    if (it == factories.end()) {
-      std::string known;
-      for (const std::string& k : reg.known_names) known += (known.empty() ? "" : ", ") + k;
-      entry->reason = fmt::format(
-          "HAL_BACKENDS names '{}', which this build does not have. Backends built in: {}", name,
-          known.empty() ? "none" : known);
-      reg.init_status = HAL_ERROR_INVALID_ARGUMENT;
-      reg.init_message += (reg.init_message.empty() ? "" : "; ") + entry->reason;
-      log()->warn("{}", entry->reason);
-    } else {
-      entry->kind = it->kind;
-      init_backend(*it, *entry);
-    }
+    std::string known;
+    for (const std::string& k : reg.known_names) known += (known.empty() ? "" : ", ") + k;
+    entry->reason = fmt::format(
+        "HAL_BACKENDS names '{}', which no driver provides. Backends found: {} (add a driver "
+        "module with HAL_DRIVER_PATH)",
+        name, known.empty() ? "none" : known);
+    reg.init_status = HAL_ERROR_INVALID_ARGUMENT;
+    reg.init_message += (reg.init_message.empty() ? "" : "; ") + entry->reason;
+    log()->warn("{}", entry->reason);
     reg.backends.push_back(std::move(entry));
   }
 
@@ -126,11 +265,10 @@ void build(Registry& reg) {
   for (const auto& entry : reg.backends) {
     for (const auto& device : entry->devices) reg.devices.push_back(device);
   }
-  std::stable_sort(reg.devices.begin(), reg.devices.end(), [](const auto& a, const auto& b) {
-    return !a->impl->info.is_cpu && b->impl->info.is_cpu;
-  });
+  std::stable_sort(reg.devices.begin(), reg.devices.end(),
+                   [](const auto& a, const auto& b) { return !a->info.is_cpu && b->info.is_cpu; });
   for (size_t i = 0; i < reg.devices.size(); ++i) {
-    reg.devices[i]->impl->info.global_index = static_cast<uint32_t>(i);
+    reg.devices[i]->info.global_index = static_cast<uint32_t>(i);
     register_handle(reg.devices[i]);
   }
 }
@@ -139,7 +277,7 @@ std::string device_list(const Registry& reg) {
   if (reg.devices.empty()) return "there are no devices (run hal-info to see why)";
   std::string out = "devices:";
   for (const auto& d : reg.devices) {
-    out += fmt::format(" [{}] {};", d->impl->info.global_index, d->label);
+    out += fmt::format(" [{}] {};", d->info.global_index, d->label);
   }
   out.pop_back();
   return out;
@@ -183,7 +321,7 @@ hal_status resolve(const Registry& reg, const Selector& sel, std::string_view te
     }
     case Selector::Kind::kName:
       for (const auto& d : reg.devices) {
-        if (contains_ignore_case(d->impl->info.name, sel.name)) {
+        if (contains_ignore_case(d->info.name, sel.name)) {
           *out = d;
           return HAL_SUCCESS;
         }
@@ -208,10 +346,27 @@ const Registry& registry() {
   return *g_registry;
 }
 
-bool set_backend_factories_for_testing(std::vector<BackendFactory> factories) {
+bool set_drivers_for_testing(std::vector<InProcessDriver> drivers) {
   if (g_started) return false;
-  g_factories_override = new std::vector<BackendFactory>(std::move(factories));
+  g_drivers_override = new std::vector<InProcessDriver>(std::move(drivers));
   return true;
+}
+
+std::vector<std::string> builtin_driver_dirs() {
+  // The directory of the image this code is in: libhal.so's, or a program's that links the
+  // runtime statically (then the libraries are in ../<libdir>, as in an installed prefix and in
+  // the build tree).
+  Dl_info info{};
+  std::string dir = ".";
+  if (dladdr(reinterpret_cast<void*>(&builtin_driver_dirs), &info) != 0 && info.dli_fname) {
+    dir = info.dli_fname;
+    const size_t slash = dir.find_last_of('/');
+    dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  }
+  std::vector<std::string> dirs = {dir + "/hal/drivers",
+                                   dir + "/../" HAL_INSTALL_LIBDIR "/hal/drivers"};
+  if (std::string_view(HAL_INSTALL_LIBDIR) != "lib") dirs.push_back(dir + "/../lib/hal/drivers");
+  return dirs;
 }
 
 hal_status find_device(std::string_view text, std::shared_ptr<DeviceObject>* out) {
@@ -238,6 +393,14 @@ hal_status find_device(std::string_view text, std::shared_ptr<DeviceObject>* out
 std::shared_ptr<DeviceObject> lookup_device(hal_device device) {
   registry();
   return find_as<DeviceObject>(device, HandleKind::kDevice, "device");
+}
+
+hal_status driver_failure(DeviceObject& device, hal_status status) {
+  if (status == HAL_ERROR_DEVICE_LOST) device.lost.store(true);
+  const char* message = device.driver->table.error_message();
+  if (message != nullptr && *message != '\0') return fail(status, message);
+  return failf(status, "the driver of device {} failed with {} and gave no reason", device.label,
+               status_name(status));
 }
 
 hal_status check_not_lost(const DeviceObject& device) {

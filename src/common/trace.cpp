@@ -35,7 +35,7 @@ constexpr uint32_t kFirstDeviceProcess = 2;
 std::string backend_label(const hal_device_info& device) {
   for (const auto& entry : registry().backends) {
     for (const auto& object : entry->devices) {
-      if (object->impl->info.global_index == device.global_index) return entry->name;
+      if (object->info.global_index == device.global_index) return entry->name;
     }
   }
   return "unknown";
@@ -266,26 +266,6 @@ void device_span(const hal_device_info& device, uint32_t row, const Op& op, uint
   } catch (...) {
     // As above: only the span is lost.
   }
-}
-
-Op Op::kernel_launch(const std::string& name, const uint32_t grid[3], const uint32_t block[3],
-                     uint32_t shared_bytes) {
-  Op op;
-  op.kind = Kind::kKernel;
-  op.kernel = name;
-  for (int i = 0; i < 3; ++i) {
-    op.grid[i] = grid[i];
-    op.block[i] = block[i];
-  }
-  op.shared_bytes = shared_bytes;
-  return op;
-}
-
-Op Op::transfer(Kind kind, uint64_t bytes) {
-  Op op;
-  op.kind = kind;
-  op.bytes = bytes;
-  return op;
 }
 
 uint32_t stream_row(const hal_device_info& device) {

@@ -58,8 +58,23 @@ struct Op {
   bool on_host = false;
 
   static Op kernel_launch(const std::string& name, const uint32_t grid[3], const uint32_t block[3],
-                          uint32_t shared_bytes);
-  static Op transfer(Kind kind, uint64_t bytes);
+                          uint32_t shared_bytes) {
+    Op op;
+    op.kind = Kind::kKernel;
+    op.kernel = name;
+    for (int i = 0; i < 3; ++i) {
+      op.grid[i] = grid[i];
+      op.block[i] = block[i];
+    }
+    op.shared_bytes = shared_bytes;
+    return op;
+  }
+  static Op transfer(Kind kind, uint64_t bytes) {
+    Op op;
+    op.kind = kind;
+    op.bytes = bytes;
+    return op;
+  }
 };
 
 // A row for one stream on its device's timeline. Returns the row id to pass to device_span();

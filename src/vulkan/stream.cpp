@@ -278,7 +278,7 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
       std::memcpy(push.data() + slot.offset, params.args[i], slot.size);
       continue;
     }
-    const DeviceRange& range = params.pointers[i];
+    const DeviceRange range = launch_range(params, i);
     const Located at = locate(range);
     const uint64_t length = std::min<uint64_t>(range.alloc.size - range.offset, max_range);
     buffers.push_back(VkDescriptorBufferInfo{at.block->buffer, at.offset, length});

@@ -206,7 +206,9 @@ class DoubleStream : public hal::Stream {
       launch.block[i] = params.block[i];
     }
     launch.shared_bytes = params.shared_bytes;
-    launch.pointers = params.pointers;
+    for (size_t i = 0; i < params.param_count; ++i) {
+      launch.pointers.push_back(hal::launch_range(params, i));
+    }
     if (function.desc.params_known) {
       for (size_t i = 0; i < function.desc.params.size(); ++i) {
         const auto* bytes = static_cast<const uint8_t*>(params.args[i]);
@@ -523,22 +525,34 @@ hal_status DoubleBackend::init(std::vector<std::unique_ptr<hal::Device>>* device
   return HAL_SUCCESS;
 }
 
-hal::BackendFactory double_factory() {
-  return {"double", HAL_BACKEND_UNKNOWN, []() -> std::unique_ptr<hal::Backend> {
-            return std::make_unique<DoubleBackend>("Double");
-          }};
+namespace {
+
+std::unique_ptr<hal::Backend> create_double() {
+  return std::make_unique<DoubleBackend>("Double");
+}
+std::unique_ptr<hal::Backend> create_twin() {
+  return std::make_unique<DoubleBackend>("Twin");
+}
+std::unique_ptr<hal::Backend> create_broken() {
+  return std::make_unique<DoubleBackend>("Broken", kBrokenReason);
 }
 
-hal::BackendFactory twin_factory() {
-  return {"twin", HAL_BACKEND_UNKNOWN, []() -> std::unique_ptr<hal::Backend> {
-            return std::make_unique<DoubleBackend>("Twin");
-          }};
+HAL_DEFINE_CXX_DRIVER(double_query, "double", HAL_BACKEND_UNKNOWN, &create_double)
+HAL_DEFINE_CXX_DRIVER(twin_query, "twin", HAL_BACKEND_UNKNOWN, &create_twin)
+HAL_DEFINE_CXX_DRIVER(broken_query, "broken", HAL_BACKEND_UNKNOWN, &create_broken)
+
+}  // namespace
+
+hal::InProcessDriver double_factory() {
+  return {&double_query, "the test double 'double' (in this program)"};
 }
 
-hal::BackendFactory broken_factory() {
-  return {"broken", HAL_BACKEND_UNKNOWN, []() -> std::unique_ptr<hal::Backend> {
-            return std::make_unique<DoubleBackend>("Broken", kBrokenReason);
-          }};
+hal::InProcessDriver twin_factory() {
+  return {&twin_query, "the test double 'twin' (in this program)"};
+}
+
+hal::InProcessDriver broken_factory() {
+  return {&broken_query, "the test double 'broken' (in this program)"};
 }
 
 std::vector<hal::FunctionDesc> parse_function_specs(const std::string& spec) {
@@ -603,7 +617,7 @@ DoubleDevice* double_device(hal_device device) {
   auto object = hal::lookup_device(device);
   hal::clear_pending_error();
   if (!object) return nullptr;
-  return dynamic_cast<DoubleDevice*>(object->impl.get());
+  return dynamic_cast<DoubleDevice*>(hal::device_of(object->impl));
 }
 
 std::vector<uint8_t> spirv_blob(uint32_t tag) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "common/backend.h"
+#include "common/driver_export.h"
 #include "common/registry.h"
 
 #include <hal/hal.h>
@@ -152,13 +153,13 @@ class DoubleBackend : public hal::Backend {
   std::string unavailable_reason_;
 };
 
-// Factories for hal::set_backend_factories_for_testing:
+// In-process drivers for hal::set_drivers_for_testing:
 //   "double"  DoubleBackend with devices "Double CPU (test double)", "Double GPU (test double)";
 //   "twin"    the same with "Twin ..." names, for tests of backend order;
 //   "broken"  a backend whose init fails with HAL_ERROR_UNAVAILABLE (kBrokenReason).
-hal::BackendFactory double_factory();
-hal::BackendFactory twin_factory();
-hal::BackendFactory broken_factory();
+hal::InProcessDriver double_factory();
+hal::InProcessDriver twin_factory();
+hal::InProcessDriver broken_factory();
 inline constexpr const char* kBrokenReason =
     "the test double's 'broken' backend never loads (it stands for a missing vendor library)";
 

@@ -5,6 +5,6 @@
 namespace hal_test {
 
 extern const bool kDoubleInstalled;
-const bool kDoubleInstalled = hal::set_backend_factories_for_testing({double_factory()});
+const bool kDoubleInstalled = hal::set_drivers_for_testing({double_factory()});
 
 }  // namespace hal_test

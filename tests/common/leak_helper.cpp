@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   const bool leak = std::strcmp(argv[1], "leak") == 0;
   const char* selector = argc > 2 ? argv[2] : nullptr;
   if (selector == nullptr) {
-    hal::set_backend_factories_for_testing({hal_test::double_factory()});
+    hal::set_drivers_for_testing({hal_test::double_factory()});
     hal_test::declare_module(hal_test::spirv_blob(7), "kernel(ptr)");
   }
   hal_device device = nullptr;

@@ -13,7 +13,7 @@ namespace {
 
 const bool kDeviceSet = setenv("HAL_DEVICE", "twin:0", 1) == 0;
 const bool kInstalled =
-    hal::set_backend_factories_for_testing({double_factory(), twin_factory(), broken_factory()});
+    hal::set_drivers_for_testing({double_factory(), twin_factory(), broken_factory()});
 
 std::string device_name(hal_device device) {
   hal_device_info info{};
@@ -32,8 +32,8 @@ TEST(BackendEnv, EnvironmentIsAsExpected) {
 
 TEST(BackendEnv, UnknownBackendFailsInitButTheOthersWork) {
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_init());
-  EXPECT_TRUE(LastErrorIs(
-      "hal_init", {"HAL_BACKENDS names 'bogus'", "Backends built in: double, twin, broken"}));
+  EXPECT_TRUE(LastErrorIs("hal_init",
+                          {"HAL_BACKENDS names 'bogus'", "Backends found: double, twin, broken"}));
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_init()) << "the first result is kept";
   hal_device device = nullptr;
   ASSERT_OK(hal_device_find("double:1", &device));
@@ -53,7 +53,7 @@ TEST(BackendEnv, BackendsAreListedInTheOrderGivenOnceEach) {
     const char* reason;
   } expected[] = {
       {"twin", 1, 2, ""},
-      {"bogus", 0, 0, "HAL_BACKENDS names 'bogus', which this build does not have"},
+      {"bogus", 0, 0, "HAL_BACKENDS names 'bogus', which no driver provides"},
       {"double", 1, 2, ""},
       {"broken", 0, 0, kBrokenReason},
   };

@@ -13,7 +13,7 @@
 
 namespace {
 
-const bool kInstalled = hal::set_backend_factories_for_testing({hal_test::double_factory()});
+const bool kInstalled = hal::set_drivers_for_testing({hal_test::double_factory()});
 
 TEST(BlankBackends, InitSaysHalBackendsNamesNothing) {
   ASSERT_TRUE(kInstalled);

@@ -20,7 +20,7 @@ TEST(Registry, TestDoubleWasInstalledBeforeFirstUse) {
   EXPECT_TRUE(kDoubleInstalled);
   // Once hal is in use the factories can no longer change.
   ASSERT_OK(hal_init());
-  EXPECT_FALSE(hal::set_backend_factories_for_testing({}));
+  EXPECT_FALSE(hal::set_drivers_for_testing({}));
 }
 
 TEST(Status, EveryStatusHasItsOwnName) {
@@ -148,10 +148,17 @@ TEST(Library, BackendListHasTheDouble) {
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_backend_get_info(0, nullptr));
   EXPECT_TRUE(LastErrorIs("hal_backend_get_info", {"info is NULL"}));
   hal_backend_info small{};
-  small.struct_size = sizeof(small) - 1;
+  small.struct_size = offsetof(hal_backend_info, module) - 1;
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_backend_get_info(0, &small));
   EXPECT_TRUE(LastErrorIs("hal_backend_get_info", {"struct_size", "sizeof(hal_backend_info)"}));
   EXPECT_EQ(small.name[0], '\0') << "output written on failure";
+  // A program built against 0.3 passes the struct without |module| and gets the rest.
+  hal_backend_info older{};
+  std::memset(older.module, 'x', sizeof(older.module));
+  older.struct_size = offsetof(hal_backend_info, module);
+  ASSERT_OK(hal_backend_get_info(0, &older));
+  EXPECT_STREQ(older.name, info.name);
+  EXPECT_EQ(older.module[0], 'x') << "wrote past the caller's struct_size";
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_backend_count(nullptr));
 }
 

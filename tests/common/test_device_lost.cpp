@@ -9,7 +9,7 @@
 namespace hal_test {
 namespace {
 
-const bool kInstalled = hal::set_backend_factories_for_testing({double_factory()});
+const bool kInstalled = hal::set_drivers_for_testing({double_factory()});
 
 TEST(DeviceLost, LatchesForEveryLaterCallOnThatDeviceOnly) {
   ASSERT_TRUE(kInstalled);

@@ -15,10 +15,10 @@ TEST(AllocationTable, FindsBaseInteriorAndLastByteOnly) {
   hal::AllocationTable table;
   table.insert({0x1000, 0x100, 7});
   table.insert({0x2000, 0x10, 8});
-  hal::Allocation found;
+  hal_driver_allocation found{};
   ASSERT_TRUE(table.find(0x1000, &found));
   EXPECT_EQ(found.base, 0x1000u);
-  EXPECT_EQ(found.backend_data, 7u);
+  EXPECT_EQ(found.driver_data, 7u);
   ASSERT_TRUE(table.find(0x10ff, &found));
   EXPECT_EQ(found.base, 0x1000u);
   EXPECT_FALSE(table.find(0x1100, &found)) << "one past the end";
@@ -30,7 +30,7 @@ TEST(AllocationTable, FindsBaseInteriorAndLastByteOnly) {
   EXPECT_FALSE(table.find(~uint64_t{0}, &found));
   EXPECT_EQ(table.size(), 2u);
 
-  hal::Allocation removed;
+  hal_driver_allocation removed{};
   EXPECT_FALSE(table.remove(0x1001, &removed)) << "an interior address is not a base";
   ASSERT_TRUE(table.remove(0x1000, &removed));
   EXPECT_EQ(removed.size, 0x100u);

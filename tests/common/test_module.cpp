@@ -93,6 +93,16 @@ TEST(IrSniff, ElfAndFatbin) {
   EXPECT_EQ(sniff({0x7f, 'E', 'L'}).status, HAL_ERROR_INVALID_IR);
 }
 
+TEST(IrSniff, BuiltinKernelNames) {
+  EXPECT_EQ(sniff(text("HALKvector_add_f32")).ir, HAL_IR_BUILTIN);
+  EXPECT_EQ(sniff(text("HALKx")).ir, HAL_IR_BUILTIN);
+  // The magic alone names no kernel.
+  const Sniffed bare = sniff(text("HALK"));
+  EXPECT_EQ(bare.status, HAL_ERROR_INVALID_IR);
+  EXPECT_NE(bare.message.find("no kernel name"), std::string::npos) << bare.message;
+  EXPECT_EQ(sniff(text("HAL")).status, HAL_ERROR_INVALID_IR);
+}
+
 TEST(IrSniff, AnythingElseIsInvalidAndShown) {
   const Sniffed s = sniff({0xde, 0xad, 0xbe, 0xef, 'a', 'b', 'c', 'd', 'e', 'f'});
   EXPECT_EQ(s.status, HAL_ERROR_INVALID_IR);
@@ -196,6 +206,8 @@ TEST_F(Modules, IrTheDeviceDoesNotAcceptIsNotSupported) {
   EXPECT_HAL(HAL_ERROR_NOT_SUPPORTED,
              load_with(gpu, {0x7f, 'E', 'L', 'F', 2, 1, 1, 0}, nullptr, &m));
   EXPECT_TRUE(LastErrorIs("hal_module_load", {"accepts PTX, SPIR-V", "blob is cubin"}));
+  EXPECT_HAL(HAL_ERROR_NOT_SUPPORTED, load_with(gpu, text("HALKvector_add_f32"), nullptr, &m));
+  EXPECT_TRUE(LastErrorIs("hal_module_load", {"accepts PTX, SPIR-V", "built-in kernel"}));
   EXPECT_HAL(HAL_ERROR_NOT_SUPPORTED,
              load_with(gpu, {0x50, 0xed, 0x55, 0xba, 0, 0, 0, 0}, nullptr, &m));
   EXPECT_TRUE(LastErrorIs("hal_module_load", {"blob is fatbin"}));
@@ -205,7 +217,9 @@ TEST_F(Modules, BadBlobsAreInvalidIr) {
   hal_module m = nullptr;
   const uint64_t calls = gpu_double->calls();
   EXPECT_HAL(HAL_ERROR_INVALID_IR, load_with(gpu, text("hello world"), nullptr, &m));
-  EXPECT_TRUE(LastErrorIs("hal_module_load", {"not SPIR-V, PTX, cubin or fatbin", "68 65 6c"}));
+  EXPECT_TRUE(
+      LastErrorIs("hal_module_load",
+                  {"not SPIR-V, PTX, cubin, fatbin or a built-in kernel's name", "68 65 6c"}));
   std::vector<uint8_t> truncated = blob_;
   truncated.resize(12);
   EXPECT_HAL(HAL_ERROR_INVALID_IR, load_with(gpu, truncated, nullptr, &m));

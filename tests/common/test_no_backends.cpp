@@ -12,7 +12,7 @@
 
 namespace {
 
-const bool kInstalled = hal::set_backend_factories_for_testing({});
+const bool kInstalled = hal::set_drivers_for_testing({});
 
 bool starts_with(const std::string& text, const std::string& prefix) {
   return text.compare(0, prefix.size(), prefix) == 0;

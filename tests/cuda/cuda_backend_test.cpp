@@ -98,6 +98,11 @@ class CudaBackendTest : public ::testing::Test {
   std::vector<std::unique_ptr<hal::Device>> devices_;
 };
 
+// The same range as the core hands a launch (hal_driver.h).
+hal_driver_range c_range(const hal::Allocation& allocation, uint64_t offset = 0) {
+  return hal_driver_range{{allocation.base, allocation.size, allocation.backend_data}, offset};
+}
+
 hal::DeviceRange range(const hal::Allocation& allocation, uint64_t offset = 0) {
   hal::DeviceRange out;
   out.alloc = allocation;
@@ -674,14 +679,16 @@ TEST_F(CudaBackendTest, LaunchPassesEveryParameterByteToTheDriver) {
   double scale = 2.5;
   char flag = 'z';
   void* args[] = {&pointer, &count, &scale, &flag};
-  hal::LaunchParams params;
+  hal::LaunchParams params{{1, 1, 1}, {1, 1, 1}};
   params.grid[0] = 3;
   params.grid[1] = 2;
   params.block[0] = 128;
   params.shared_bytes = 512;
   params.args = args;
-  params.pointers.resize(4);
-  params.pointers[0] = range(a, 16);
+  hal_driver_range ranges[4] = {};
+  params.pointers = ranges;
+  params.param_count = 4;
+  ranges[0] = c_range(a, 16);
   ASSERT_EQ(s->launch(mixed, params), HAL_SUCCESS) << hal::pending_error();
   ASSERT_EQ(cuda_test_double_launch_count(), 1);
   cuda_test_double_launch launch{};
@@ -719,11 +726,13 @@ TEST_F(CudaBackendTest, LargeDynamicSharedMemoryOptsIn) {
   hal_deviceptr pointer = a.base;
   uint32_t n = 64;
   void* args[] = {&pointer, &n};
-  hal::LaunchParams params;
+  hal::LaunchParams params{{1, 1, 1}, {1, 1, 1}};
   params.block[0] = 64;
   params.args = args;
-  params.pointers.resize(2);
-  params.pointers[0] = range(a);
+  hal_driver_range ranges[2] = {};
+  params.pointers = ranges;
+  params.param_count = 2;
+  ranges[0] = c_range(a);
   params.shared_bytes = 40 * 1024;  // fits under 48 KiB with the static 4 KiB
   ASSERT_EQ(s->launch(add_one, params), HAL_SUCCESS) << hal::pending_error();
   EXPECT_EQ(cuda_test_double_max_dynamic_shared("add_one"), -1);
@@ -754,11 +763,13 @@ TEST_F(CudaBackendTest, ConcurrentLaunchesNeverLowerTheSharedMemoryLimit) {
   uint32_t n = 64;
   void* args[] = {&pointer, &n};
   const auto launch = [&](hal::Stream& s, uint32_t shared_bytes) {
-    hal::LaunchParams params;
+    hal::LaunchParams params{{1, 1, 1}, {1, 1, 1}};
     params.block[0] = 64;
     params.args = args;
-    params.pointers.resize(2);
-    params.pointers[0] = range(a);
+    hal_driver_range ranges[2] = {};
+    params.pointers = ranges;
+    params.param_count = 2;
+    ranges[0] = c_range(a);
     params.shared_bytes = shared_bytes;
     return s.launch(add_one, params);
   };
@@ -822,10 +833,12 @@ TEST_F(CudaBackendTest, ALaunchThatCannotStartLeavesTheDeviceUsable) {
   hal_deviceptr pointer = a.base;
   uint32_t n = 1;
   void* args[] = {&pointer, &n};
-  hal::LaunchParams params;
+  hal::LaunchParams params{{1, 1, 1}, {1, 1, 1}};
   params.block[0] = 64;
   params.args = args;
-  params.pointers.resize(2);
+  hal_driver_range ranges[2] = {};
+  params.pointers = ranges;
+  params.param_count = 2;
   cuda_test_double_fail_next("cuLaunchKernel", CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
   EXPECT_EQ(s->launch(*module->functions[0], params), HAL_ERROR_LAUNCH_FAILED);
   EXPECT_TRUE(contains(hal::pending_error(), "add_one")) << hal::pending_error();

@@ -1,6 +1,7 @@
 // The pipeline-cache fuzz entry. The file reader has no entry point that takes bytes, so the
 // input is written as the device's cache file into a private directory and read back through
 // hal::vulkan::PipelineCache::init, on the real Vulkan device.
+#include "common/driver_export.h"
 #include "common/handles.h"
 #include "common/objects.h"
 #include "fuzz_entries.h"
@@ -47,7 +48,8 @@ Setup make_setup() {
     return setup;
   }
   auto object = hal::find_as<hal::DeviceObject>(handle, hal::HandleKind::kDevice, "device");
-  setup.device = object ? dynamic_cast<hal::vulkan::VulkanDevice*>(object->impl.get()) : nullptr;
+  setup.device =
+      object ? dynamic_cast<hal::vulkan::VulkanDevice*>(hal::device_of(object->impl)) : nullptr;
   if (setup.device == nullptr) {
     setup.error = "vulkan:0 is not a Vulkan device";
     return setup;

@@ -21,7 +21,7 @@ class StreamLimits : public VulkanTest {
   static std::shared_ptr<StreamCore> core(hal_stream stream) {
     auto object = hal::find_as<hal::StreamObject>(stream, hal::HandleKind::kStream, "stream");
     if (!object) return nullptr;
-    auto* vulkan_stream = dynamic_cast<hal::vulkan::VulkanStream*>(object->impl.get());
+    auto* vulkan_stream = dynamic_cast<hal::vulkan::VulkanStream*>(hal::stream_of(object->impl));
     return vulkan_stream != nullptr ? vulkan_stream->core() : nullptr;
   }
 };

@@ -3,6 +3,7 @@
 // validation layer reported an error.
 #pragma once
 
+#include "common/driver_export.h"
 #include "common/handles.h"
 #include "common/objects.h"
 #include "vulkan/device.h"
@@ -41,7 +42,7 @@ inline std::vector<uint32_t> read_words(const std::string& name) {
 inline hal::vulkan::VulkanDevice* backend_device(hal_device device) {
   auto object = hal::find_as<hal::DeviceObject>(device, hal::HandleKind::kDevice, "device");
   if (!object) return nullptr;
-  return dynamic_cast<hal::vulkan::VulkanDevice*>(object->impl.get());
+  return dynamic_cast<hal::vulkan::VulkanDevice*>(hal::device_of(object->impl));
 }
 
 class VulkanTest : public ::testing::Test {

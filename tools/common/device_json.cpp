@@ -12,7 +12,8 @@ struct IrName {
 constexpr IrName kIrs[] = {{HAL_IR_PTX, "ptx"},
                            {HAL_IR_SPIRV, "spirv"},
                            {HAL_IR_CUBIN, "cubin"},
-                           {HAL_IR_FATBIN, "fatbin"}};
+                           {HAL_IR_FATBIN, "fatbin"},
+                           {HAL_IR_BUILTIN, "builtin"}};
 
 struct FeatureName {
   uint64_t bit;
