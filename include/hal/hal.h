@@ -223,6 +223,9 @@ typedef struct hal_device_info {
   uint32_t driver_id;           /* VkDriverId, or 0 on other backends */
   uint32_t conformance_version; /* Vulkan conformanceVersion, major<<24|minor<<16|subminor<<8|patch,
                                    0 when the driver claims none */
+  /* Since 0.4.0: the backend's name as selectors and HAL_BACKENDS use it: "cuda", "vulkan", or
+   * a driver module's own (|backend| is then HAL_BACKEND_UNKNOWN). */
+  char backend_name[32];
 } hal_device_info;
 
 /* The number of devices over all available backends. GPUs come before CPU devices; within each

@@ -192,6 +192,7 @@ void init_backend(BackendEntry& entry) {
   for (uint32_t i = 0; i < count; ++i) {
     auto object = std::make_shared<DeviceObject>();
     object->driver = entry.driver.get();
+    object->info.struct_size = sizeof(hal_device_info);  // what the driver may write
     status = driver.device_get(i, &object->impl, &object->info);
     if (status != HAL_SUCCESS) {
       log()->warn("backend {}: device {} is left out: {}", entry.name, i, driver.error_message());
@@ -200,6 +201,8 @@ void init_backend(BackendEntry& entry) {
     object->backend = &entry;
     object->info.struct_size = sizeof(hal_device_info);
     object->info.backend = entry.kind;
+    fmt::format_to_n(object->info.backend_name, sizeof(object->info.backend_name) - 1, "{}",
+                     entry.name);
     object->info.backend_index = static_cast<uint32_t>(entry.devices.size());
     object->info.name[sizeof(object->info.name) - 1] = '\0';
     object->label = fmt::format("{}:{} ({})", entry.name, entry.devices.size(), object->info.name);

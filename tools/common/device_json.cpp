@@ -120,7 +120,7 @@ std::string conformance_version_text(uint32_t packed) {
 }
 
 void write_device_fields(JsonWriter& w, const hal_device_info& i) {
-  w.field("backend", backend_name(i.backend));
+  w.field("backend", i.backend_name);
   w.field("backend_index", i.backend_index);
   w.field("global_index", i.global_index);
   w.field("name", std::string(i.name));

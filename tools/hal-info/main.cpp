@@ -17,7 +17,6 @@
 
 namespace {
 
-using hal_tools::backend_name;
 
 struct Snapshot {
   std::vector<hal_backend_info> backends;
@@ -59,13 +58,14 @@ void print_text(const Snapshot& snap, hal_status init) {
     } else {
       std::printf("  %-8s unavailable: %s\n", b.name, b.reason);
     }
+    if (b.module[0] != '\0') std::printf("  %-8s module %s\n", "", b.module);
   }
   std::printf("\nDevices:\n");
   if (snap.devices.empty()) {
     std::printf("  none: no backend found a device (see the reasons above)\n");
   }
   for (const hal_device_info& d : snap.devices) {
-    std::printf("  [%u] %s:%u  %s\n", d.global_index, backend_name(d.backend), d.backend_index,
+    std::printf("  [%u] %s:%u  %s\n", d.global_index, d.backend_name, d.backend_index,
                 d.name);
     std::printf("      type            %s%s\n", d.is_cpu ? "CPU" : "GPU",
                 d.unified_memory ? ", unified memory" : "");
@@ -116,6 +116,7 @@ void print_json(const Snapshot& snap, hal_status init) {
     w.field("available", b.available != 0);
     w.field("device_count", b.device_count);
     w.field("reason", b.reason);
+    w.field("module", b.module);
     w.end_object();
   }
   w.end_array();
@@ -123,7 +124,7 @@ void print_json(const Snapshot& snap, hal_status init) {
   for (const hal_device_info& d : snap.devices) {
     w.begin_object();
     w.field("selector",
-            std::string(backend_name(d.backend)) + ":" + std::to_string(d.backend_index));
+            std::string(d.backend_name) + ":" + std::to_string(d.backend_index));
     hal_tools::write_device_fields(w, d);
     w.end_object();
   }
