@@ -82,6 +82,15 @@ typedef struct hal_driver_allocation {
   uint64_t driver_data;
 } hal_driver_allocation;
 
+/* One live allocation of host memory from host_alloc. */
+typedef struct hal_driver_host_allocation {
+  void* base;
+  size_t size;
+  /* Set by host_alloc (a buffer the device reads through, ...), handed back with the allocation,
+   * never interpreted by the core. */
+  uint64_t driver_data;
+} hal_driver_host_allocation;
+
 /* The bytes [allocation.base + offset, ... + size) inside one live allocation; the size is the
  * call's own argument. */
 typedef struct hal_driver_range {
@@ -121,7 +130,10 @@ typedef struct hal_driver_function_info {
   uint32_t params_known; /* 0 when the IR does not say (the core then checks no arguments) */
   uint32_t param_count;
   const hal_driver_param* params;
-  uint32_t block[3]; /* the kernel's fixed block size, or zeros */
+  /* The kernel's fixed block size, per dimension: block[d] != 0 fixes dimension d (a SPIR-V
+   * workgroup size may fix x and leave y to a specialization constant); all zeros, none fixed.
+   * The core refuses a launch whose block differs in a fixed dimension. */
+  uint32_t block[3];
   uint32_t static_shared_bytes;
   uint32_t max_threads_per_block; /* 0: the device's limit applies */
   /* 1 when hal_launch_config.shared_bytes > 0 can be honoured. */
@@ -217,8 +229,11 @@ typedef struct hal_driver {
    * HAL_ERROR_UNAVAILABLE with a reason saying where the driver looked and what to install:
    * the core lists it in hal-info and every other backend keeps working. */
   hal_status (*init)(const hal_driver_host* host, uint32_t* device_count);
-  /* Device |index| (< device_count) and its info. The core sets info.struct_size, backend,
-   * backend_index and global_index itself; the driver fills the rest, ir_mask included. */
+  /* Device |index| (< device_count) and its info. |info| arrives zeroed with struct_size set to
+   * the core's sizeof(hal_device_info): write nothing beyond it (a driver built against a newer
+   * hal.h fills a local struct and copies struct_size bytes). The core sets struct_size, backend,
+   * backend_index, backend_name and global_index itself; the driver fills the rest, ir_mask
+   * included. */
   hal_status (*device_get)(uint32_t index, hal_driver_device* device, hal_device_info* info);
   /* Waits for all work on the device. */
   hal_status (*device_synchronize)(hal_driver_device device);
@@ -227,9 +242,14 @@ typedef struct hal_driver {
   hal_status (*mem_alloc)(hal_driver_device device, size_t size, hal_driver_allocation* out);
   /* Frees after the work already issued on it has completed. */
   hal_status (*mem_free)(hal_driver_device device, const hal_driver_allocation* allocation);
-  /* Optional. Page-locked host memory. NULL: the core allocates ordinary page-aligned memory. */
-  hal_status (*host_alloc)(hal_driver_device device, size_t size, void** out);
-  hal_status (*host_free)(hal_driver_device device, void* host); /* with host_alloc */
+  /* Optional. Host memory the device copies from and to directly (page-locked, mapped). Sets
+   * out->base (page-aligned) and out->driver_data; the core sets out->size. The core keeps the
+   * table of host allocations: a copy whose host side lies in one is given it (copy_htod,
+   * copy_dtoh), so a driver need not look host pointers up. NULL: the core allocates ordinary
+   * page-aligned memory and copies see no allocation. */
+  hal_status (*host_alloc)(hal_driver_device device, size_t size, hal_driver_host_allocation* out);
+  /* With host_alloc. Frees after the work already issued on the memory has completed. */
+  hal_status (*host_free)(hal_driver_device device, const hal_driver_host_allocation* allocation);
   /* Optional. The host address of byte |offset| of |allocation| when the device's memory is
    * host-addressable and coherent; HAL_ERROR_NOT_SUPPORTED (no message needed) otherwise. */
   hal_status (*host_pointer)(hal_driver_device device, const hal_driver_allocation* allocation,
@@ -241,11 +261,13 @@ typedef struct hal_driver {
   hal_status (*stream_synchronize)(hal_driver_stream stream);
   /* HAL_SUCCESS when idle, HAL_ERROR_NOT_READY (no message) while work is pending. */
   hal_status (*stream_query)(hal_driver_stream stream);
-  /* Stream-ordered copies. |src| of copy_htod may be reused when the call returns. */
+  /* Stream-ordered copies. |src| of copy_htod may be reused when the call returns. |host| is the
+   * allocation from this device's host_alloc that holds the whole host range, or NULL when the
+   * host range is any other memory (which the driver must stage, or wait for, as it needs). */
   hal_status (*copy_htod)(hal_driver_stream stream, const hal_driver_range* dst, const void* src,
-                          size_t size);
+                          size_t size, const hal_driver_host_allocation* host);
   hal_status (*copy_dtoh)(hal_driver_stream stream, void* dst, const hal_driver_range* src,
-                          size_t size);
+                          size_t size, const hal_driver_host_allocation* host);
   hal_status (*copy_dtod)(hal_driver_stream stream, const hal_driver_range* dst,
                           const hal_driver_range* src, size_t size);
   /* Repeats |pattern| (its low |pattern_size| bytes, 1 or 4) over |bytes| bytes; |bytes| is a

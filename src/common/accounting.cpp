@@ -44,7 +44,7 @@ LiveCounts count_live(const Registry& reg) {
     {
       std::lock_guard lock(device->host_mutex);
       memory.host_allocations = device->host_allocations.size();
-      for (const auto& [pointer, size] : device->host_allocations) memory.host_bytes += size;
+      for (const auto& [pointer, host] : device->host_allocations) memory.host_bytes += host.size;
     }
     if (memory.device_allocations == 0 && memory.host_allocations == 0) continue;
     counts.device_allocations += memory.device_allocations;

@@ -35,7 +35,9 @@ HAL_API hal_status hal_memcpy_htod(hal_stream stream, hal_deviceptr dst, const v
           HAL_REQUIRE_ARG(src != nullptr, "src is NULL with size {}", size);
           hal_driver_range range;
           HAL_RETURN_IF_ERROR(resolve_range(dev, dst, size, "destination", &range));
-          return driver_status(dev, d.copy_htod(s, &range, src, size));
+          hal_driver_host_allocation host;
+          const bool pinned = dev.find_host_allocation(src, size, &host);
+          return driver_status(dev, d.copy_htod(s, &range, src, size, pinned ? &host : nullptr));
         });
   });
 }
@@ -48,7 +50,9 @@ HAL_API hal_status hal_memcpy_dtoh(hal_stream stream, void* dst, hal_deviceptr s
           HAL_REQUIRE_ARG(dst != nullptr, "dst is NULL with size {}", size);
           hal_driver_range range;
           HAL_RETURN_IF_ERROR(resolve_range(dev, src, size, "source", &range));
-          return driver_status(dev, d.copy_dtoh(s, dst, &range, size));
+          hal_driver_host_allocation host;
+          const bool pinned = dev.find_host_allocation(dst, size, &host);
+          return driver_status(dev, d.copy_dtoh(s, dst, &range, size, pinned ? &host : nullptr));
         });
   });
 }

@@ -30,7 +30,7 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
     params->grid[i] = config.grid[i];
   }
   const bool block_zero = config.block[0] == 0 && config.block[1] == 0 && config.block[2] == 0;
-  const bool fixed = fn.block[0] != 0;
+  const bool fixed = fn.block[0] != 0 && fn.block[1] != 0 && fn.block[2] != 0;
   if (block_zero) {
     if (!fixed) {
       const uint32_t most =
@@ -38,8 +38,9 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
       return failf(HAL_ERROR_INVALID_ARGUMENT,
                    "block is {{0,0,0}} but '{}' has no fixed block size: its block is the "
                    "launch's to choose, up to {} threads (a PTX kernel has a fixed one only with "
-                   ".reqntid; __launch_bounds__ is a limit). Give config.block, e.g. {{{},1,1}}",
-                   fn.name, most, std::min<uint32_t>(most, 256));
+                   ".reqntid; __launch_bounds__ is a limit). Give config.block, e.g. {{{},{},{}}}",
+                   fn.name, most, fn.block[0] != 0 ? fn.block[0] : std::min<uint32_t>(most, 256),
+                   std::max<uint32_t>(fn.block[1], 1), std::max<uint32_t>(fn.block[2], 1));
     }
     for (int i = 0; i < 3; ++i) params->block[i] = fn.block[i];
   } else {
@@ -59,6 +60,15 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
                    "declares; pass that size or {{0,0,0}}",
                    config.block[0], config.block[1], config.block[2], fn.block[0], fn.block[1],
                    fn.block[2], fn.name);
+    }
+    // A kernel may fix some dimensions and leave the others to the launch.
+    for (int i = 0; i < 3; ++i) {
+      if (fn.block[i] != 0 && config.block[i] != fn.block[i]) {
+        return failf(HAL_ERROR_OUT_OF_RANGE,
+                     "block.{} is {}, but '{}' fixes it at {} in its workgroup size (the other "
+                     "dimensions are the launch's to choose)",
+                     kAxis[i], config.block[i], fn.name, fn.block[i]);
+      }
     }
   }
   uint64_t threads = 1;

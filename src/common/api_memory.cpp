@@ -81,24 +81,29 @@ HAL_API hal_status hal_host_alloc(hal_device device, size_t size, void** host) {
     HAL_REQUIRE_ARG(host != nullptr, "host is NULL");
     HAL_REQUIRE_ARG(size > 0, "size is 0; allocate at least 1 byte");
     HAL_RETURN_IF_ERROR(check_not_lost(*dev));
-    void* out = nullptr;
+    hal_driver_host_allocation out{};
     const hal_driver& driver = dev->driver->table;
     if (driver.host_alloc != nullptr) {
       HAL_RETURN_IF_ERROR(driver_status(*dev, driver.host_alloc(dev->impl, size, &out)));
+      if (out.base == nullptr) {
+        return failf(HAL_ERROR_INTERNAL, "the {} driver's host_alloc succeeded without memory",
+                     dev->driver->table.name);
+      }
     } else {
       // The driver has no page-locked memory of its own: ordinary page-aligned memory.
       const size_t page = 4096;
       if (size > SIZE_MAX - page) {
         return failf(HAL_ERROR_OUT_OF_MEMORY, "{} bytes of host memory cannot be allocated", size);
       }
-      out = std::aligned_alloc(page, (size + page - 1) / page * page);
-      if (out == nullptr) {
+      out.base = std::aligned_alloc(page, (size + page - 1) / page * page);
+      if (out.base == nullptr) {
         return failf(HAL_ERROR_OUT_OF_MEMORY, "{} bytes of host memory are not available", size);
       }
     }
+    out.size = size;
     std::lock_guard lock(dev->host_mutex);
-    dev->host_allocations.emplace(out, size);
-    *host = out;
+    dev->host_allocations.emplace(out.base, out);
+    *host = out.base;
     return HAL_SUCCESS;
   });
 }
@@ -107,15 +112,19 @@ HAL_API hal_status hal_host_free(hal_device device, void* host) {
   return guarded("hal_host_free", [&]() -> hal_status {
     auto dev = lookup_device(device);
     if (!dev) return HAL_ERROR_INVALID_HANDLE;
-    std::unique_lock memory(dev->memory_mutex);  // copies may be reading the backend's record
+    std::unique_lock memory(dev->memory_mutex);  // copies may be using the allocation
+    hal_driver_host_allocation allocation{};
     {
       std::lock_guard lock(dev->host_mutex);
-      if (dev->host_allocations.erase(host) == 0) {
+      auto it = dev->host_allocations.find(host);
+      if (it == dev->host_allocations.end()) {
         return failf(HAL_ERROR_INVALID_ARGUMENT,
                      "{} is not live host memory from hal_host_alloc on device {} (already "
                      "freed, or allocated elsewhere)",
                      host, dev->label);
       }
+      allocation = it->second;
+      dev->host_allocations.erase(it);
     }
     const hal_driver& driver = dev->driver->table;
     if (driver.host_free == nullptr) {
@@ -123,7 +132,7 @@ HAL_API hal_status hal_host_free(hal_device device, void* host) {
       return HAL_SUCCESS;
     }
     if (dev->lost.load()) return HAL_SUCCESS;
-    return driver_status(*dev, driver.host_free(dev->impl, host));
+    return driver_status(*dev, driver.host_free(dev->impl, &allocation));
   });
 }
 
@@ -161,3 +170,21 @@ HAL_API hal_status hal_mem_host_pointer(hal_device device, hal_deviceptr ptr, vo
 }
 
 }  // extern "C"
+
+namespace hal {
+
+bool DeviceObject::find_host_allocation(const void* host, size_t size,
+                                        hal_driver_host_allocation* out) {
+  if (driver->table.host_alloc == nullptr) return false;
+  std::lock_guard lock(host_mutex);
+  if (host_allocations.empty()) return false;
+  auto it = host_allocations.upper_bound(const_cast<void*>(host));
+  if (it == host_allocations.begin()) return false;
+  --it;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(host) - reinterpret_cast<uintptr_t>(it->first);
+  if (start >= it->second.size || size > it->second.size - start) return false;
+  *out = it->second;
+  return true;
+}
+
+}  // namespace hal

@@ -286,7 +286,8 @@ HAL_API hal_status hal_function_get_info(hal_function function, hal_function_inf
     fmt::format_to_n(out.name, sizeof(out.name) - 1, "{}", d.name);
     out.param_count =
         d.params_known ? static_cast<uint32_t>(d.params.size()) : HAL_PARAM_COUNT_UNKNOWN;
-    for (int i = 0; i < 3; ++i) out.block[i] = d.block[i];
+    const bool fixed = d.block[0] != 0 && d.block[1] != 0 && d.block[2] != 0;
+    for (int i = 0; i < 3; ++i) out.block[i] = fixed ? d.block[i] : 0;
     out.static_shared_bytes = d.static_shared_bytes;
     out.max_threads_per_block = max_threads_per_block(d, f->module->device->info);
     copy_out(out, info);

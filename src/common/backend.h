@@ -68,6 +68,9 @@ struct ModuleOptions {
 // parameter i lies in (index it only for pointer parameters), as a hal_driver_range.
 using LaunchParams = hal_driver_launch;
 
+// One live allocation from Device::host_alloc, as hal_driver.h describes it.
+using HostAllocation = hal_driver_host_allocation;
+
 // The allocation record of a launch's pointer parameter, converted to the C++ types.
 inline DeviceRange launch_range(const LaunchParams& params, size_t index) {
   const hal_driver_range& r = params.pointers[index];
@@ -102,8 +105,11 @@ class Event {
 class Stream {
  public:
   virtual ~Stream() = default;  // the runtime synchronises before destroying
-  virtual hal_status copy_htod(const DeviceRange& dst, const void* src, size_t size) = 0;
-  virtual hal_status copy_dtoh(void* dst, const DeviceRange& src, size_t size) = 0;
+  // |host|: the host_alloc allocation holding the whole host range, or null for other memory.
+  virtual hal_status copy_htod(const DeviceRange& dst, const void* src, size_t size,
+                               const HostAllocation* host) = 0;
+  virtual hal_status copy_dtoh(void* dst, const DeviceRange& src, size_t size,
+                               const HostAllocation* host) = 0;
   virtual hal_status copy_dtod(const DeviceRange& dst, const DeviceRange& src, size_t size) = 0;
   // Repeats |pattern| (|pattern_size| 1 or 4 bytes) over |bytes| bytes; bytes is a multiple of
   // pattern_size, and for 4 the address is 4-aligned.
@@ -128,8 +134,9 @@ class Device {
   // |alloc| is what mem_alloc returned, except that |size| is the size the caller asked for
   // (the runtime checks ranges against that); find the backend's own record via backend_data.
   virtual hal_status mem_free(const Allocation& alloc) = 0;
-  virtual hal_status host_alloc(size_t size, void** out) = 0;
-  virtual hal_status host_free(void* host) = 0;
+  // Sets out->base and out->driver_data (the core sets size and keeps the table).
+  virtual hal_status host_alloc(size_t size, HostAllocation* out) = 0;
+  virtual hal_status host_free(const HostAllocation& allocation) = 0;
   // The host address of byte |offset| of |alloc| (inside it), when the device's memory is
   // host-addressable and coherent. The default: HAL_ERROR_NOT_SUPPORTED, without a message (the
   // runtime writes it).

@@ -3,7 +3,9 @@
 #include "common/error.h"
 #include "common/trace.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <new>
 
@@ -70,12 +72,12 @@ hal_status mem_free(hal_driver_device d, const hal_driver_allocation* a) {
   return entry([&] { return device_of(d)->mem_free(to_cxx(*a)); });
 }
 
-hal_status host_alloc(hal_driver_device d, size_t size, void** out) {
+hal_status host_alloc(hal_driver_device d, size_t size, hal_driver_host_allocation* out) {
   return entry([&] { return device_of(d)->host_alloc(size, out); });
 }
 
-hal_status host_free(hal_driver_device d, void* host) {
-  return entry([&] { return device_of(d)->host_free(host); });
+hal_status host_free(hal_driver_device d, const hal_driver_host_allocation* allocation) {
+  return entry([&] { return device_of(d)->host_free(*allocation); });
 }
 
 hal_status host_pointer(hal_driver_device d, const hal_driver_allocation* a, uint64_t offset,
@@ -107,13 +109,14 @@ hal_status stream_query(hal_driver_stream s) {
   return entry([&] { return stream_of(s)->query(); });
 }
 
-hal_status copy_htod(hal_driver_stream s, const hal_driver_range* dst, const void* src,
-                     size_t size) {
-  return entry([&] { return stream_of(s)->copy_htod(to_cxx(*dst), src, size); });
+hal_status copy_htod(hal_driver_stream s, const hal_driver_range* dst, const void* src, size_t size,
+                     const hal_driver_host_allocation* host) {
+  return entry([&] { return stream_of(s)->copy_htod(to_cxx(*dst), src, size, host); });
 }
 
-hal_status copy_dtoh(hal_driver_stream s, void* dst, const hal_driver_range* src, size_t size) {
-  return entry([&] { return stream_of(s)->copy_dtoh(dst, to_cxx(*src), size); });
+hal_status copy_dtoh(hal_driver_stream s, void* dst, const hal_driver_range* src, size_t size,
+                     const hal_driver_host_allocation* host) {
+  return entry([&] { return stream_of(s)->copy_dtoh(dst, to_cxx(*src), size, host); });
 }
 
 hal_status copy_dtod(hal_driver_stream s, const hal_driver_range* dst, const hal_driver_range* src,
@@ -255,7 +258,9 @@ hal_status cxx_driver_device_get(CxxDriver& driver, uint32_t index, hal_driver_d
       return failf(HAL_ERROR_NOT_FOUND, "device {} of {}", index, driver.devices.size());
     }
     *device = handle_of(driver.devices[index].get());
-    *info = driver.devices[index]->info;
+    // The core's hal_device_info may be older (smaller) than the one this driver was built with.
+    const size_t size = std::min<size_t>(info->struct_size, sizeof(hal_device_info));
+    std::memcpy(info, &driver.devices[index]->info, size);
     return HAL_SUCCESS;
   });
 }

@@ -26,7 +26,9 @@ struct FunctionDesc {
   std::string name;
   bool params_known = true;
   std::vector<ParamInfo> params;
-  uint32_t block[3] = {0, 0, 0};  // fixed block size, or zeros
+  // The fixed block size per dimension: block[d] != 0 fixes dimension d, 0 leaves it to the
+  // launch. Users see it only when all three are fixed (hal_function_info.block).
+  uint32_t block[3] = {0, 0, 0};
   uint32_t static_shared_bytes = 0;
   uint32_t max_threads_per_block = 0;  // 0: the device's limit applies
   // Whether hal_launch_config.shared_bytes > 0 can be honoured (CUDA: always; Vulkan: only

@@ -33,8 +33,14 @@ struct DeviceObject : Object {
   // thread could release the backend's record of an allocation that a launch on another thread
   // has already validated and is about to use.
   std::shared_mutex memory_mutex;
+  // The one table of live hal_host_alloc memory, by base. Copies hand the driver the entry that
+  // holds their host range (find_host_allocation), so drivers keep no table of their own.
   std::mutex host_mutex;
-  std::map<void*, size_t> host_allocations;  // live hal_host_alloc memory -> its size
+  std::map<void*, hal_driver_host_allocation> host_allocations;
+
+  // The live host allocation holding all of [host, host + size), copied into |*out|; false when
+  // none does (ordinary memory) or the driver has no host_alloc of its own.
+  bool find_host_allocation(const void* host, size_t size, hal_driver_host_allocation* out);
   // Set once a driver call reports HAL_ERROR_DEVICE_LOST; every later call fails fast. The one
   // record of device loss: drivers keep none.
   std::atomic<bool> lost{false};

@@ -20,7 +20,7 @@ std::string host_allocation_of(uint64_t address) {
     if (it == device->host_allocations.begin()) continue;
     --it;
     const uint64_t base = reinterpret_cast<uint64_t>(it->first);
-    if (address - base < it->second) return device->label;
+    if (address - base < it->second.size) return device->label;
   }
   return "";
 }

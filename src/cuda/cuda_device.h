@@ -22,7 +22,6 @@
 #include "cuda/cuda_driver.h"
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -60,15 +59,15 @@ class CudaDevice final : public Device {
   uint32_t default_shared_bytes() const { return default_shared_bytes_; }
   uint32_t optin_shared_bytes() const { return optin_shared_bytes_; }
   // Whether an async copy from |host| may read it after the call returns: memory from
-  // host_alloc, or any memory the driver knows (registered or page-locked by other code, managed
+  // host_alloc (|allocation|, from the core's table), or any memory the driver knows (registered or page-locked by other code, managed
   // memory), asked through cuPointerGetAttribute when the driver has it. Only memory the driver
   // does not know (pageable) is staged before cuMemcpyHtoDAsync returns.
-  bool read_in_place(const void* host);
+  bool read_in_place(const void* host, const HostAllocation* allocation);
 
   hal_status mem_alloc(size_t size, Allocation* out) override;
   hal_status mem_free(const Allocation& alloc) override;
-  hal_status host_alloc(size_t size, void** out) override;
-  hal_status host_free(void* host) override;
+  hal_status host_alloc(size_t size, HostAllocation* out) override;
+  hal_status host_free(const HostAllocation& allocation) override;
   hal_status create_stream(std::unique_ptr<Stream>* out) override;
   hal_status create_event(std::unique_ptr<Event>* out) override;
   hal_status load_module(hal_ir ir, const uint8_t* blob, size_t size, const ModuleOptions& options,
@@ -87,9 +86,6 @@ class CudaDevice final : public Device {
   std::mutex context_mutex_;  // guards retaining the context
   std::atomic<CUcontext> context_{nullptr};
   std::atomic<CUresult> lost_{CUDA_SUCCESS};
-
-  std::mutex host_mutex_;
-  std::map<uintptr_t, size_t> host_allocations_;  // base -> size, from host_alloc
 };
 
 }  // namespace hal::cuda

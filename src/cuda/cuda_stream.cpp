@@ -39,7 +39,7 @@ hal_status CudaDevice::mem_free(const Allocation& alloc) {
   return check(api().cuMemFree(alloc.base), "cuMemFree");
 }
 
-hal_status CudaDevice::host_alloc(size_t size, void** out) {
+hal_status CudaDevice::host_alloc(size_t size, HostAllocation* out) {
   if (hal_status status = enter(); status != HAL_SUCCESS) return status;
   void* host = nullptr;
   if (hal_status status = check(api().cuMemHostAlloc(&host, size, CU_MEMHOSTALLOC_PORTABLE),
@@ -47,19 +47,12 @@ hal_status CudaDevice::host_alloc(size_t size, void** out) {
       status != HAL_SUCCESS) {
     return status;
   }
-  {
-    std::lock_guard<std::mutex> lock(host_mutex_);
-    host_allocations_[reinterpret_cast<uintptr_t>(host)] = size;
-  }
-  *out = host;
+  out->base = host;
   return HAL_SUCCESS;
 }
 
-hal_status CudaDevice::host_free(void* host) {
-  {
-    std::lock_guard<std::mutex> lock(host_mutex_);
-    host_allocations_.erase(reinterpret_cast<uintptr_t>(host));
-  }
+hal_status CudaDevice::host_free(const HostAllocation& allocation) {
+  void* host = allocation.base;
   if (lost()) {
     api().cuMemFreeHost(host);  // may fail with the sticky error; nothing else can be done
     return HAL_SUCCESS;
@@ -74,16 +67,9 @@ hal_status CudaDevice::host_free(void* host) {
   return check(api().cuMemFreeHost(host), "cuMemFreeHost");
 }
 
-bool CudaDevice::read_in_place(const void* host) {
+bool CudaDevice::read_in_place(const void* host, const HostAllocation* allocation) {
+  if (allocation != nullptr) return true;  // from host_alloc: page-locked
   const uintptr_t begin = reinterpret_cast<uintptr_t>(host);
-  {
-    std::lock_guard<std::mutex> lock(host_mutex_);
-    auto it = host_allocations_.upper_bound(begin);
-    if (it != host_allocations_.begin()) {
-      --it;
-      if (begin - it->first < it->second) return true;
-    }
-  }
   if (api().cuPointerGetAttribute == nullptr) return false;
   // One question, about the first byte: registered ranges are registered whole. Memory the driver
   // does not know makes it answer CUDA_ERROR_INVALID_VALUE, which is not a failure here. Any
@@ -139,7 +125,8 @@ using Kind = trace::Op::Kind;
 }  // namespace
 
 // The failure text is only formatted on failure: these calls are on the hot path.
-hal_status CudaStream::copy_htod(const DeviceRange& dst, const void* src, size_t size) {
+hal_status CudaStream::copy_htod(const DeviceRange& dst, const void* src, size_t size,
+                                 const HostAllocation* host) {
   if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
   const CUresult result = issue_traced(
       [&] { return device_.api().cuMemcpyHtoDAsync(dst.address(), src, size, stream_); },
@@ -147,13 +134,14 @@ hal_status CudaStream::copy_htod(const DeviceRange& dst, const void* src, size_t
   if (result != CUDA_SUCCESS) {
     return device_.check(result, fmt::format("cuMemcpyHtoDAsync of {} bytes", size));
   }
-  if (!device_.read_in_place(src)) return HAL_SUCCESS;
+  if (!device_.read_in_place(src, host)) return HAL_SUCCESS;
   // See the header: the source must be reusable when this returns.
   return device_.check(device_.api().cuStreamSynchronize(stream_),
                        "cuStreamSynchronize after a copy from page-locked or managed memory");
 }
 
-hal_status CudaStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size) {
+hal_status CudaStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size,
+                                 const HostAllocation* /*host*/) {
   if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
   const CUresult result = issue_traced(
       [&] { return device_.api().cuMemcpyDtoHAsync(dst, src.address(), size, stream_); },
@@ -197,15 +185,9 @@ hal_status CudaStream::launch(Function& function, const LaunchParams& params) {
   if (hal_status status = device_.enter(); status != HAL_SUCCESS) return status;
   const DriverApi& api = device_.api();
 
+  // The core has checked static + dynamic shared memory against the opt-in limit, which the
+  // device reports as max_shared_memory_per_block; what is left is to opt the function in.
   if (params.shared_bytes > cuda_function.dynamic_shared_limit.load()) {
-    const uint64_t total = uint64_t{function.desc.static_shared_bytes} + params.shared_bytes;
-    if (total > device_.optin_shared_bytes()) {
-      return failf(HAL_ERROR_OUT_OF_RANGE,
-                   "kernel '{}' needs {} bytes of shared memory ({} static + {} dynamic), more "
-                   "than the {} bytes per block this device allows",
-                   function.desc.name, total, function.desc.static_shared_bytes,
-                   params.shared_bytes, device_.optin_shared_bytes());
-    }
     // The attribute is per function, not per launch: raise it only, and under the lock, so a
     // smaller request from another stream cannot undo a larger one (see cuda_module.h).
     std::lock_guard<std::mutex> lock(cuda_function.shared_mutex);

@@ -37,8 +37,10 @@ class CudaStream final : public Stream {
   CudaStream(CudaDevice& device, CUstream stream);
   ~CudaStream() override;
 
-  hal_status copy_htod(const DeviceRange& dst, const void* src, size_t size) override;
-  hal_status copy_dtoh(void* dst, const DeviceRange& src, size_t size) override;
+  hal_status copy_htod(const DeviceRange& dst, const void* src, size_t size,
+                       const HostAllocation* host) override;
+  hal_status copy_dtoh(void* dst, const DeviceRange& src, size_t size,
+                       const HostAllocation* host) override;
   hal_status copy_dtod(const DeviceRange& dst, const DeviceRange& src, size_t size) override;
   hal_status fill(const DeviceRange& dst, uint32_t pattern, uint32_t pattern_size,
                   size_t bytes) override;

@@ -408,18 +408,19 @@ hal_status VulkanDevice::mem_free(const Allocation& alloc) {
   return memory_->release(alloc);
 }
 
-hal_status VulkanDevice::host_alloc(size_t size, void** out) {
+hal_status VulkanDevice::host_alloc(size_t size, HostAllocation* out) {
   if (lost()) return lost_status();
   return memory_->host_allocate(size, out);
 }
 
-hal_status VulkanDevice::host_free(void* host) {
+hal_status VulkanDevice::host_free(const HostAllocation& allocation) {
   if (!lost()) {
     hal_status status = wait_all_streams();
     if (status != HAL_SUCCESS && status != HAL_ERROR_DEVICE_LOST) return status;
     hal::clear_pending_error();
   }
-  return memory_->host_release(host);
+  memory_->host_release(allocation);
+  return HAL_SUCCESS;
 }
 
 hal_status VulkanDevice::host_pointer(const Allocation& alloc, uint64_t offset, void** out) {

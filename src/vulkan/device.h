@@ -77,8 +77,8 @@ class VulkanDevice : public hal::Device {
   // hal::Device
   hal_status mem_alloc(size_t size, Allocation* out) override;
   hal_status mem_free(const Allocation& alloc) override;
-  hal_status host_alloc(size_t size, void** out) override;
-  hal_status host_free(void* host) override;
+  hal_status host_alloc(size_t size, HostAllocation* out) override;
+  hal_status host_free(const HostAllocation& allocation) override;
   // Device memory that is host-visible and coherent (lavapipe, integrated GPUs) is mapped for
   // good: its host address. Else HAL_ERROR_NOT_SUPPORTED.
   hal_status host_pointer(const Allocation& alloc, uint64_t offset, void** out) override;

@@ -38,7 +38,6 @@ MemoryManager::MemoryManager(VulkanDevice& device, uint64_t block_size)
 
 MemoryManager::~MemoryManager() {
   for (auto& block : blocks_) destroy_block(block.get());
-  for (auto& [address, buffer] : host_) destroy_host_buffer(&buffer);
 }
 
 hal_status MemoryManager::init() {
@@ -325,44 +324,19 @@ void MemoryManager::destroy_host_buffer(HostBuffer* buffer) {
   *buffer = HostBuffer{};
 }
 
-hal_status MemoryManager::host_allocate(uint64_t size, void** out) {
-  HostBuffer buffer;
-  hal_status status = create_host_buffer(size, &buffer);
+hal_status MemoryManager::host_allocate(uint64_t size, HostAllocation* out) {
+  auto buffer = std::make_unique<HostBuffer>();
+  hal_status status = create_host_buffer(size, buffer.get());
   if (status != HAL_SUCCESS) return status;
-  std::lock_guard<std::mutex> lock(host_mutex_);
-  host_.emplace(reinterpret_cast<uintptr_t>(buffer.mapped), buffer);
-  *out = buffer.mapped;
+  out->base = buffer->mapped;
+  out->driver_data = reinterpret_cast<uintptr_t>(buffer.release());
   return HAL_SUCCESS;
 }
 
-hal_status MemoryManager::host_release(void* host) {
-  HostBuffer buffer;
-  {
-    std::lock_guard<std::mutex> lock(host_mutex_);
-    auto it = host_.find(reinterpret_cast<uintptr_t>(host));
-    if (it == host_.end()) {
-      return hal::fail(HAL_ERROR_INVALID_ARGUMENT,
-                       "the pointer is not a live hal_host_alloc allocation of this device");
-    }
-    buffer = it->second;
-    host_.erase(it);
-  }
-  destroy_host_buffer(&buffer);
-  return HAL_SUCCESS;
-}
-
-bool MemoryManager::find_host(const void* host, uint64_t size, VkBuffer* buffer,
-                              uint64_t* offset) const {
-  const uintptr_t address = reinterpret_cast<uintptr_t>(host);
-  std::lock_guard<std::mutex> lock(host_mutex_);
-  auto it = host_.upper_bound(address);
-  if (it == host_.begin()) return false;
-  --it;
-  const uint64_t start = address - it->first;
-  if (start >= it->second.size || size > it->second.size - start) return false;
-  *buffer = it->second.buffer;
-  *offset = start;
-  return true;
+void MemoryManager::host_release(const HostAllocation& allocation) {
+  std::unique_ptr<HostBuffer> buffer(
+      reinterpret_cast<HostBuffer*>(static_cast<uintptr_t>(allocation.driver_data)));
+  destroy_host_buffer(buffer.get());
 }
 
 }  // namespace hal::vulkan

@@ -14,8 +14,10 @@
 // Allocation::backend_data holds a pointer to the DeviceChunk (block and offset), so commands
 // find their VkBuffer without a lookup. The chunk lives until mem_free.
 //
-// Thread-safety: every method may be called concurrently; one mutex guards the block list and
-// another the host allocations. Freeing memory that in-flight work still uses is prevented by
+// Host allocations: each is a HostBuffer of its own, named by the allocation's driver_data. The
+// core keeps the table of them and hands the record to the copies that use it.
+//
+// Thread-safety: every method may be called concurrently; one mutex guards the block list. Freeing memory that in-flight work still uses is prevented by
 // the caller (VulkanDevice waits for its streams first).
 #pragma once
 
@@ -84,10 +86,11 @@ class MemoryManager {
   uint64_t block_size() const { return block_size_; }
   size_t block_count() const;
 
-  hal_status host_allocate(uint64_t size, void** out);
-  hal_status host_release(void* host);
-  // Finds the hal_host_alloc buffer holding [host, host + size); false if none does.
-  bool find_host(const void* host, uint64_t size, VkBuffer* buffer, uint64_t* offset) const;
+  hal_status host_allocate(uint64_t size, HostAllocation* out);
+  void host_release(const HostAllocation& allocation);
+  static const HostBuffer& host_buffer(const HostAllocation& allocation) {
+    return *reinterpret_cast<const HostBuffer*>(static_cast<uintptr_t>(allocation.driver_data));
+  }
 
   // Creates / destroys a host-visible mapped buffer usable as a transfer source and target (and
   // for |extra_usage|).
@@ -114,9 +117,6 @@ class MemoryManager {
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<MemoryBlock>> blocks_;
-
-  mutable std::mutex host_mutex_;
-  std::map<uintptr_t, HostBuffer> host_;  // by mapped address
 };
 
 }  // namespace hal::vulkan

@@ -261,12 +261,14 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
       vk.vkCreatePipelineLayout(device.handle(), &layout_info, nullptr, &state->layout);
   if (result != VK_SUCCESS) return device.check(result, "vkCreatePipelineLayout");
 
+  // Dimensions given by literals are fixed; the core refuses a launch that differs in them.
   bool fixed = true;
-  for (int d = 0; d < 3; ++d) fixed = fixed && entry.block_spec_id[d] == kNoSpecId;
-  if (fixed) {
-    for (int d = 0; d < 3; ++d) desc.block[d] = entry.block[d];
-    desc.max_threads_per_block = entry.block[0] * entry.block[1] * entry.block[2];
+  for (int d = 0; d < 3; ++d) {
+    const bool literal = entry.block_spec_id[d] == kNoSpecId;
+    fixed = fixed && literal;
+    desc.block[d] = literal ? entry.block[d] : 0;
   }
+  if (fixed) desc.max_threads_per_block = entry.block[0] * entry.block[1] * entry.block[2];
   desc.static_shared_bytes = entry.workgroup_bytes;
   desc.dynamic_shared = options.shared_bytes_constant;
   desc.shared_bytes_required = options.shared_bytes_constant;
@@ -438,13 +440,6 @@ hal_status FunctionState::check_launch_shared_memory(const uint32_t block[3],
 
 hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_bytes,
                                    VkPipeline* out) {
-  for (int d = 0; d < 3; ++d) {
-    if (entry.block_spec_id[d] == kNoSpecId && block[d] != entry.block[d]) {
-      return hal::failf(HAL_ERROR_OUT_OF_RANGE,
-                        "block dimension {} is {}, but '{}' fixes it at {} in its workgroup size",
-                        "xyz"[d], block[d], entry.name, entry.block[d]);
-    }
-  }
   const std::array<uint32_t, 4> key{block[0], block[1], block[2],
                                     shared_bytes_constant ? shared_bytes : 0};
   std::lock_guard<std::mutex> lock(mutex_);

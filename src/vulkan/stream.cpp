@@ -120,7 +120,9 @@ hal_status VulkanStream::record_copy(VkBuffer src, uint64_t src_offset, VkBuffer
   return core_->end_command();
 }
 
-hal_status VulkanStream::copy_htod(const DeviceRange& dst, const void* src, size_t size) {
+hal_status VulkanStream::copy_htod(const DeviceRange& dst, const void* src, size_t size,
+                                   const HostAllocation* /*host*/) {
+  // Staged even from a host_alloc buffer: the caller may reuse |src| once this returns.
   if (device_.lost()) return device_.lost_status();
   auto lock = core_->lock();
   const Located to = locate(dst);
@@ -137,7 +139,8 @@ hal_status VulkanStream::copy_htod(const DeviceRange& dst, const void* src, size
                      Kind::kCopyHostToDevice);
 }
 
-hal_status VulkanStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size) {
+hal_status VulkanStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size,
+                                   const HostAllocation* host) {
   if (device_.lost()) return device_.lost_status();
   auto lock = core_->lock();
   const Located from = locate(src);
@@ -146,12 +149,12 @@ hal_status VulkanStream::copy_dtoh(void* dst, const DeviceRange& src, size_t siz
             [&] { std::memcpy(dst, from.block->mapped + from.offset, size); });
     return HAL_SUCCESS;
   }
-  VkBuffer host_buffer = VK_NULL_HANDLE;
-  uint64_t host_offset = 0;
   hal_status status = HAL_SUCCESS;
-  if (device_.memory().find_host(dst, size, &host_buffer, &host_offset)) {
-    status = record_copy(from.block->buffer, from.offset, host_buffer, host_offset, size,
-                         Kind::kCopyDeviceToHost);
+  if (host != nullptr) {
+    const uint64_t host_offset =
+        static_cast<uint64_t>(static_cast<uint8_t*>(dst) - static_cast<uint8_t*>(host->base));
+    status = record_copy(from.block->buffer, from.offset, MemoryManager::host_buffer(*host).buffer,
+                         host_offset, size, Kind::kCopyDeviceToHost);
   } else {
     StagingSpan span;
     status = core_->stage(size, &span);

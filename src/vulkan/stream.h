@@ -33,8 +33,10 @@ class VulkanStream : public hal::Stream {
   explicit VulkanStream(std::shared_ptr<StreamCore> core);
   ~VulkanStream() override;
 
-  hal_status copy_htod(const DeviceRange& dst, const void* src, size_t size) override;
-  hal_status copy_dtoh(void* dst, const DeviceRange& src, size_t size) override;
+  hal_status copy_htod(const DeviceRange& dst, const void* src, size_t size,
+                       const HostAllocation* host) override;
+  hal_status copy_dtoh(void* dst, const DeviceRange& src, size_t size,
+                       const HostAllocation* host) override;
   hal_status copy_dtod(const DeviceRange& dst, const DeviceRange& src, size_t size) override;
   hal_status fill(const DeviceRange& dst, uint32_t pattern, uint32_t pattern_size,
                   size_t bytes) override;

@@ -147,9 +147,11 @@ class DoubleStream : public hal::Stream {
  public:
   explicit DoubleStream(DoubleDevice& device) : device_(device) {}
 
-  hal_status copy_htod(const hal::DeviceRange& dst, const void* src, size_t size) override {
+  hal_status copy_htod(const hal::DeviceRange& dst, const void* src, size_t size,
+                       const hal::HostAllocation* host) override {
     Call call(*this, "Stream::copy_htod");
     HAL_RETURN_IF_ERROR(call.status);
+    HAL_RETURN_IF_ERROR(device_.note_copy_host(src, size, host));
     std::lock_guard lock(device_.data_mutex());
     uint8_t* to = nullptr;
     HAL_RETURN_IF_ERROR(device_.bytes_of(dst, size, &to));
@@ -157,9 +159,11 @@ class DoubleStream : public hal::Stream {
     return HAL_SUCCESS;
   }
 
-  hal_status copy_dtoh(void* dst, const hal::DeviceRange& src, size_t size) override {
+  hal_status copy_dtoh(void* dst, const hal::DeviceRange& src, size_t size,
+                       const hal::HostAllocation* host) override {
     Call call(*this, "Stream::copy_dtoh");
     HAL_RETURN_IF_ERROR(call.status);
+    HAL_RETURN_IF_ERROR(device_.note_copy_host(dst, size, host));
     std::lock_guard lock(device_.data_mutex());
     uint8_t* from = nullptr;
     HAL_RETURN_IF_ERROR(device_.bytes_of(src, size, &from));
@@ -324,7 +328,7 @@ DoubleDevice::DoubleDevice(const std::string& name, bool is_cpu) {
 }
 
 DoubleDevice::~DoubleDevice() {
-  for (void* p : host_buffers_) std::free(p);
+  for (const auto& [p, token] : host_buffers_) std::free(p);
 }
 
 hal_status DoubleDevice::enter(const char* what) {
@@ -389,24 +393,52 @@ hal_status DoubleDevice::mem_free(const hal::Allocation& alloc) {
   return HAL_SUCCESS;
 }
 
-hal_status DoubleDevice::host_alloc(size_t size, void** out) {
+hal_status DoubleDevice::host_alloc(size_t size, hal::HostAllocation* out) {
   HAL_RETURN_IF_ERROR(enter("Device::host_alloc"));
   void* p = std::aligned_alloc(kAlignment, round_up(size, kAlignment));
   if (p == nullptr) return hal::fail(HAL_ERROR_OUT_OF_MEMORY, "test double: host memory");
   std::lock_guard lock(mutex_);
-  host_buffers_.insert(p);
-  *out = p;
+  const uint64_t token = ++next_token_;
+  host_buffers_.emplace(p, token);
+  out->base = p;
+  out->driver_data = token;
   return HAL_SUCCESS;
 }
 
-hal_status DoubleDevice::host_free(void* host) {
+hal_status DoubleDevice::host_free(const hal::HostAllocation& allocation) {
   HAL_RETURN_IF_ERROR(enter("Device::host_free"));
   std::lock_guard lock(mutex_);
-  if (host_buffers_.erase(host) == 0) {
+  auto it = host_buffers_.find(allocation.base);
+  if (it == host_buffers_.end() || it->second != allocation.driver_data) {
     return hal::fail(HAL_ERROR_INTERNAL, "test double: host_free of unknown memory");
   }
-  std::free(host);
+  host_buffers_.erase(it);
+  std::free(allocation.base);
   return HAL_SUCCESS;
+}
+
+hal_status DoubleDevice::note_copy_host(const void* pointer, size_t size,
+                                        const hal::HostAllocation* host) {
+  std::lock_guard lock(mutex_);
+  if (host == nullptr) {
+    last_copy_host_.reset();
+    return HAL_SUCCESS;
+  }
+  auto it = host_buffers_.find(host->base);
+  const auto at = static_cast<const uint8_t*>(pointer);
+  const auto base = static_cast<const uint8_t*>(host->base);
+  if (it == host_buffers_.end() || it->second != host->driver_data || at < base ||
+      size > host->size || static_cast<size_t>(at - base) > host->size - size) {
+    return hal::fail(HAL_ERROR_INTERNAL,
+                     "test double: a copy came with a host allocation that does not hold it");
+  }
+  last_copy_host_ = *host;
+  return HAL_SUCCESS;
+}
+
+std::optional<hal::HostAllocation> DoubleDevice::last_copy_host() const {
+  std::lock_guard lock(mutex_);
+  return last_copy_host_;
 }
 
 hal_status DoubleDevice::create_stream(std::unique_ptr<hal::Stream>* out) {

@@ -67,8 +67,8 @@ class DoubleDevice : public hal::Device {
   // hal::Device
   hal_status mem_alloc(size_t size, hal::Allocation* out) override;
   hal_status mem_free(const hal::Allocation& alloc) override;
-  hal_status host_alloc(size_t size, void** out) override;
-  hal_status host_free(void* host) override;
+  hal_status host_alloc(size_t size, hal::HostAllocation* out) override;
+  hal_status host_free(const hal::HostAllocation& allocation) override;
   // The CPU-like device's memory is host memory: its bytes. The GPU-like device has none.
   hal_status host_pointer(const hal::Allocation& alloc, uint64_t offset, void** out) override;
   hal_status create_stream(std::unique_ptr<hal::Stream>* out) override;
@@ -101,6 +101,9 @@ class DoubleDevice : public hal::Device {
   std::optional<RecordedModuleLoad> last_module_load() const;
   size_t live_buffers() const;
   size_t live_host_buffers() const;
+  // The host allocation the core gave the last copy between host and device memory (nullopt:
+  // it gave none, as for ordinary host memory).
+  std::optional<hal::HostAllocation> last_copy_host() const;
   // The bytes behind the live allocation at |base| (empty if there is none).
   std::vector<uint8_t> buffer_bytes(hal_deviceptr base, size_t size) const;
 
@@ -115,6 +118,9 @@ class DoubleDevice : public hal::Device {
   // The host bytes behind |range| for |size| bytes, after checking the runtime's promises.
   hal_status bytes_of(const hal::DeviceRange& range, size_t size, uint8_t** out);
   void record_launch(RecordedLaunch launch);
+  // Checks that |host|, given with a copy of [pointer, pointer + size), is a live host_alloc
+  // allocation of this device holding that range, and records it for last_copy_host().
+  hal_status note_copy_host(const void* pointer, size_t size, const hal::HostAllocation* host);
   std::mutex& data_mutex() { return data_mutex_; }
 
  private:
@@ -126,7 +132,8 @@ class DoubleDevice : public hal::Device {
   mutable std::mutex mutex_;  // guards the fields below except the atomics and buffers_' bytes
   std::mutex data_mutex_;     // held while bytes move, so concurrent copies never race
   std::map<hal_deviceptr, Buffer> buffers_;
-  std::set<void*> host_buffers_;
+  std::map<void*, uint64_t> host_buffers_;  // base -> the driver_data given for it
+  std::optional<hal::HostAllocation> last_copy_host_;
   hal_deviceptr next_address_ = 0;
   uint64_t next_token_ = 0;
   std::atomic<int64_t> delay_us_{0};

@@ -21,6 +21,7 @@ class Launch : public DoubleTest {
     declare_module(blob,
                    "vadd(ptr, ptr, ptr, u32);"
                    "fixed(ptr) block=64,2,1;"
+                   "partial(ptr) block=32,0,1;"
                    "shared(ptr) shared=1024;"
                    "nodyn(ptr) nodynamic;"
                    "sized(ptr) sharedrequired;"
@@ -319,6 +320,27 @@ TEST_F(Launch, ZeroBlockMeansTheFixedBlock) {
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, launch(vadd_, {{1, 1, 1}, {0, 0, 0}, 0}, vadd_args));
   EXPECT_TRUE(LastErrorIs("hal_launch", {"{0,0,0}", "'vadd' has no fixed block size",
                                          "up to 256 threads", ".reqntid", "e.g. {256,1,1}"}));
+  EXPECT_EQ(gpu_double->launches().size(), before);
+}
+
+TEST_F(Launch, PartlyFixedBlockFixesItsGivenDimensions) {
+  // x and z fixed by the kernel, y the launch's (a SPIR-V workgroup size with one dimension a
+  // specialization constant).
+  hal_function partial = function(module_, "partial");
+  hal_function_info info{};
+  info.struct_size = sizeof(info);
+  ASSERT_OK(hal_function_get_info(partial, &info));
+  EXPECT_EQ(info.block[0], 0u) << "a partly fixed block is no fixed block to the user";
+  void* args[] = {&a_};
+  ASSERT_OK(launch(partial, {{1, 1, 1}, {32, 8, 1}, 0}, args));
+  EXPECT_EQ(gpu_double->launches().back().block[1], 8u);
+  const size_t before = gpu_double->launches().size();
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, launch(partial, {{1, 1, 1}, {64, 1, 1}, 0}, args));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"block.x is 64", "'partial' fixes it at 32"}));
+  EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, launch(partial, {{1, 1, 1}, {32, 1, 2}, 0}, args));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"block.z is 2", "fixes it at 1"}));
+  EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, launch(partial, {{1, 1, 1}, {0, 0, 0}, 0}, args));
+  EXPECT_TRUE(LastErrorIs("hal_launch", {"no fixed block size", "e.g. {32,1,1}"}));
   EXPECT_EQ(gpu_double->launches().size(), before);
 }
 

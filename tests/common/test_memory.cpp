@@ -4,6 +4,7 @@
 #include "common/alloc_table.h"
 
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -287,6 +288,31 @@ TEST_F(Memory, HostAllocations) {
   EXPECT_EQ(gpu_double->live_host_buffers(), live);
   EXPECT_HAL(HAL_ERROR_INVALID_ARGUMENT, hal_host_free(gpu, host));
   EXPECT_TRUE(LastErrorIs("hal_host_free", {"already"}));
+}
+
+// The core keeps the one table of host allocations and gives a copy the allocation holding its
+// host range, so drivers look nothing up.
+TEST_F(Memory, CopiesAreGivenTheHostAllocationHoldingThem) {
+  const hal_deviceptr a = alloc(256);
+  void* host = nullptr;
+  ASSERT_OK(hal_host_alloc(gpu, 128, &host));
+  uint8_t* bytes = static_cast<uint8_t*>(host);
+  ASSERT_OK(hal_memcpy_htod(stream, a, bytes + 16, 64));
+  std::optional<hal::HostAllocation> given = gpu_double->last_copy_host();
+  ASSERT_TRUE(given.has_value()) << "a copy from host_alloc memory came without its allocation";
+  EXPECT_EQ(given->base, host);
+  EXPECT_EQ(given->size, 128u);
+  ASSERT_OK(hal_memcpy_dtoh(stream, bytes + 64, a, 64));  // ends exactly at the end
+  EXPECT_TRUE(gpu_double->last_copy_host().has_value());
+  // Ordinary memory, and a range running past the allocation's end: no allocation.
+  std::vector<uint8_t> pageable(256);
+  ASSERT_OK(hal_memcpy_htod(stream, a, pageable.data(), 64));
+  EXPECT_FALSE(gpu_double->last_copy_host().has_value());
+  ASSERT_OK(hal_memcpy_htod(stream, a, bytes + 100, 64));
+  EXPECT_FALSE(gpu_double->last_copy_host().has_value()) << "the range leaves the allocation";
+  EXPECT_OK(hal_host_free(gpu, host));
+  ASSERT_OK(hal_memcpy_htod(stream, a, pageable.data(), 8));
+  EXPECT_FALSE(gpu_double->last_copy_host().has_value());
 }
 
 }  // namespace

@@ -238,12 +238,12 @@ TEST_F(CudaBackendTest, CopiesAndFillsMoveBytes) {
   auto s = stream();
   std::vector<uint8_t> data(1024);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
-  ASSERT_EQ(s->copy_htod(range(a), data.data(), data.size()), HAL_SUCCESS);
+  ASSERT_EQ(s->copy_htod(range(a), data.data(), data.size(), nullptr), HAL_SUCCESS);
   ASSERT_EQ(s->copy_dtod(range(b, 16), range(a, 32), 256), HAL_SUCCESS);
   ASSERT_EQ(s->fill(range(b, 512), 0xAB, 1, 8), HAL_SUCCESS);
   ASSERT_EQ(s->fill(range(b, 600), 0x01020304u, 4, 16), HAL_SUCCESS);
   std::vector<uint8_t> out(1024, 0);
-  ASSERT_EQ(s->copy_dtoh(out.data(), range(b), out.size()), HAL_SUCCESS);
+  ASSERT_EQ(s->copy_dtoh(out.data(), range(b), out.size(), nullptr), HAL_SUCCESS);
   ASSERT_EQ(s->synchronize(), HAL_SUCCESS);
   for (size_t i = 0; i < 256; ++i) ASSERT_EQ(out[16 + i], data[32 + i]) << i;
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(out[512 + i], 0xAB);
@@ -260,23 +260,25 @@ TEST_F(CudaBackendTest, HtodSourceIsReusableOnReturnAlsoFromPinnedMemory) {
   init();
   hal::Allocation a = alloc(64);
   auto s = stream();
-  void* pinned = nullptr;
-  ASSERT_EQ(device().host_alloc(64, &pinned), HAL_SUCCESS);
+  hal::HostAllocation pinned_alloc{};
+  ASSERT_EQ(device().host_alloc(64, &pinned_alloc), HAL_SUCCESS);
+  pinned_alloc.size = 64;  // as the core sets it
+  void* pinned = pinned_alloc.base;
   std::memset(pinned, 0x11, 64);
-  ASSERT_EQ(s->copy_htod(range(a), pinned, 64), HAL_SUCCESS);
+  ASSERT_EQ(s->copy_htod(range(a), pinned, 64, &pinned_alloc), HAL_SUCCESS);
   std::memset(pinned, 0x22, 64);  // reused at once, as hal allows
   std::vector<uint8_t> pageable(64, 0x33);
-  ASSERT_EQ(s->copy_htod(range(a, 32), pageable.data(), 32), HAL_SUCCESS);
+  ASSERT_EQ(s->copy_htod(range(a, 32), pageable.data(), 32, nullptr), HAL_SUCCESS);
   std::fill(pageable.begin(), pageable.end(), 0x44);
   std::vector<uint8_t> out(64, 0);
-  ASSERT_EQ(s->copy_dtoh(out.data(), range(a), 64), HAL_SUCCESS);
+  ASSERT_EQ(s->copy_dtoh(out.data(), range(a), 64, nullptr), HAL_SUCCESS);
   ASSERT_EQ(s->synchronize(), HAL_SUCCESS);
   EXPECT_EQ(out[0], 0x11);
   EXPECT_EQ(out[31], 0x11);
   EXPECT_EQ(out[32], 0x33);
   EXPECT_EQ(out[63], 0x33);
   s.reset();
-  EXPECT_EQ(device().host_free(pinned), HAL_SUCCESS);
+  EXPECT_EQ(device().host_free(pinned_alloc), HAL_SUCCESS);
   EXPECT_EQ(cuda_test_double_live_host_allocations(), 0);
 }
 
@@ -284,18 +286,21 @@ TEST_F(CudaBackendTest, PinnedMemoryOfOtherCodeIsDetected) {
   init();
   hal::Allocation a = alloc(16);
   auto s = stream();
-  void* pinned = nullptr;
+  // Page-locked memory hal's table does not know (no allocation given): the driver is asked.
+  hal::HostAllocation pinned{};
   ASSERT_EQ(device().host_alloc(16, &pinned), HAL_SUCCESS);
   const int before = cuda_test_double_call_count("cuStreamSynchronize");
   std::vector<uint8_t> pageable(16, 1);
-  ASSERT_EQ(s->copy_htod(range(a), pageable.data(), 16), HAL_SUCCESS);
+  ASSERT_EQ(s->copy_htod(range(a), pageable.data(), 16, nullptr), HAL_SUCCESS);
   EXPECT_EQ(cuda_test_double_call_count("cuStreamSynchronize"), before);  // no wait
-  ASSERT_EQ(s->copy_htod(range(a), static_cast<uint8_t*>(pinned) + 4, 8), HAL_SUCCESS);
+  ASSERT_EQ(s->copy_htod(range(a), static_cast<uint8_t*>(pinned.base) + 4, 8, nullptr),
+            HAL_SUCCESS);
   EXPECT_EQ(cuda_test_double_call_count("cuStreamSynchronize"), before + 1);
   // Memory the driver knows by another type (managed memory answers DEVICE or UNIFIED) is read
   // by the copy in place as well: the copy must have completed on return.
   hal::Allocation other = alloc(16);
-  ASSERT_EQ(s->copy_htod(range(a), reinterpret_cast<const void*>(other.base), 8), HAL_SUCCESS);
+  ASSERT_EQ(s->copy_htod(range(a), reinterpret_cast<const void*>(other.base), 8, nullptr),
+            HAL_SUCCESS);
   EXPECT_EQ(cuda_test_double_call_count("cuStreamSynchronize"), before + 2);
   EXPECT_EQ(device().mem_free(other), HAL_SUCCESS);
   s.reset();
@@ -328,7 +333,7 @@ TEST_F(CudaBackendTest, OutOfMemoryMapsToOutOfMemoryAndTheDeviceKeepsWorking) {
   EXPECT_EQ(device().mem_alloc(size_t{2} << 30, &allocation), HAL_ERROR_OUT_OF_MEMORY);
   EXPECT_EQ(device().mem_alloc(4096, &allocation), HAL_SUCCESS);
   cuda_test_double_fail_next("cuMemHostAlloc", CUDA_ERROR_OUT_OF_MEMORY);
-  void* host = nullptr;
+  hal::HostAllocation host{};
   EXPECT_EQ(device().host_alloc(64, &host), HAL_ERROR_OUT_OF_MEMORY);
   EXPECT_EQ(device().mem_free(allocation), HAL_SUCCESS);
 }
@@ -405,7 +410,7 @@ TEST_F(CudaBackendTest, FreesAndDestructorsWorkOnAThreadThatNeverCalledIn) {
   const int allocations = cuda_test_double_live_allocations();
   const int host_allocations = cuda_test_double_live_host_allocations();
   hal::Allocation a = alloc(256);
-  void* host = nullptr;
+  hal::HostAllocation host{};
   ASSERT_EQ(device().host_alloc(64, &host), HAL_SUCCESS) << hal::pending_error();
   auto s = stream();
   std::unique_ptr<hal::Event> e;
@@ -743,9 +748,9 @@ TEST_F(CudaBackendTest, LargeDynamicSharedMemoryOptsIn) {
   params.shared_bytes = 90 * 1024;  // already allowed
   ASSERT_EQ(s->launch(add_one, params), HAL_SUCCESS);
   EXPECT_EQ(cuda_test_double_call_count("cuFuncSetAttribute"), sets);
-  params.shared_bytes = 160 * 1024;  // plus 4 KiB static: beyond the 160 KiB opt-in limit
-  EXPECT_EQ(s->launch(add_one, params), HAL_ERROR_OUT_OF_RANGE);
-  EXPECT_TRUE(contains(hal::pending_error(), "163840")) << hal::pending_error();
+  // The core refuses more than the opt-in limit before the driver is called (Launch tests in
+  // tests/common): the device must report that limit, not the 48 KiB default.
+  EXPECT_EQ(device().info.max_shared_memory_per_block, 160u * 1024);
 }
 
 // The attribute is per function: a smaller request raced by another stream must never leave it
@@ -876,9 +881,9 @@ TEST_F(CudaBackendTest, EveryDriverFailureIsReportedWithItsName) {
          return t.device().create_event(&x);
        }},
       {"cuMemcpyHtoDAsync",
-       [&](CudaBackendTest&) { return s->copy_htod(range(a), host.data(), 16); }},
+       [&](CudaBackendTest&) { return s->copy_htod(range(a), host.data(), 16, nullptr); }},
       {"cuMemcpyDtoHAsync",
-       [&](CudaBackendTest&) { return s->copy_dtoh(host.data(), range(a), 16); }},
+       [&](CudaBackendTest&) { return s->copy_dtoh(host.data(), range(a), 16, nullptr); }},
       {"cuMemcpyDtoDAsync",
        [&](CudaBackendTest&) { return s->copy_dtod(range(a), range(a, 64), 16); }},
       {"cuMemsetD8Async", [&](CudaBackendTest&) { return s->fill(range(a), 1, 1, 16); }},
