@@ -1,5 +1,8 @@
 #include "cuda/cuda_device.h"
 
+#include "cuda/cuda_module.h"
+#include "cuda/cuda_stream.h"
+
 #include "common/error.h"
 #include "common/log.h"
 #include "cuda/cuda_backend.h"
@@ -218,6 +221,105 @@ hal_status CudaDevice::check(CUresult result, std::string_view what, std::string
 hal_status CudaDevice::synchronize() {
   if (hal_status status = enter(); status != HAL_SUCCESS) return status;
   return check(api().cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+// ===========================================================================================
+// Memory, streams and events
+// ===========================================================================================
+
+hal_status CudaDevice::mem_alloc(size_t size, Allocation* out) {
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  CUdeviceptr pointer = 0;
+  if (hal_status status =
+          check(api().cuMemAlloc(&pointer, size), fmt::format("cuMemAlloc of {} bytes", size));
+      status != HAL_SUCCESS) {
+    return status;
+  }
+  out->base = pointer;
+  out->size = size;
+  out->backend_data = 0;
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::mem_free(const Allocation& alloc) {
+  if (lost()) return HAL_SUCCESS;  // the memory went with the context
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  // hal promises that work already issued completes first. cuMemFree does not promise to wait
+  // for kernels still using the memory on other streams; wait for the device explicitly (cheap
+  // when it is idle) so the memory is never unmapped under a running kernel.
+  if (hal_status status = check(api().cuCtxSynchronize(), "cuCtxSynchronize before cuMemFree");
+      status != HAL_SUCCESS) {
+    return status;
+  }
+  return check(api().cuMemFree(alloc.base), "cuMemFree");
+}
+
+hal_status CudaDevice::host_alloc(size_t size, HostAllocation* out) {
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  void* host = nullptr;
+  if (hal_status status = check(api().cuMemHostAlloc(&host, size, CU_MEMHOSTALLOC_PORTABLE),
+                                fmt::format("cuMemHostAlloc of {} bytes", size));
+      status != HAL_SUCCESS) {
+    return status;
+  }
+  out->base = host;
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::host_free(const HostAllocation& allocation) {
+  void* host = allocation.base;
+  if (lost()) {
+    api().cuMemFreeHost(host);  // may fail with the sticky error; nothing else can be done
+    return HAL_SUCCESS;
+  }
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  // Work that reads or writes the memory completes first.
+  if (hal_status status = check(api().cuCtxSynchronize(), "cuCtxSynchronize before cuMemFreeHost");
+      status != HAL_SUCCESS) {
+    api().cuMemFreeHost(host);
+    return status;
+  }
+  return check(api().cuMemFreeHost(host), "cuMemFreeHost");
+}
+
+bool CudaDevice::read_in_place(const void* host, const HostAllocation* allocation) {
+  if (allocation != nullptr) return true;  // from host_alloc: page-locked
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(host);
+  if (api().cuPointerGetAttribute == nullptr) return false;
+  // One question, about the first byte: registered ranges are registered whole. Memory the driver
+  // does not know makes it answer CUDA_ERROR_INVALID_VALUE, which is not a failure here. Any
+  // memory type it does know (host, device, managed) is read by the copy itself, later.
+  CUmemorytype type = static_cast<CUmemorytype>(0);
+  return api().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                     static_cast<CUdeviceptr>(begin)) == CUDA_SUCCESS;
+}
+
+hal_status CudaDevice::create_stream(std::unique_ptr<Stream>* out) {
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  CUstream stream = nullptr;
+  if (hal_status status =
+          check(api().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+      status != HAL_SUCCESS) {
+    return status;
+  }
+  *out = std::make_unique<CudaStream>(*this, stream);
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::create_event(std::unique_ptr<Event>* out) {
+  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  CUevent event = nullptr;
+  if (hal_status status = check(api().cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+      status != HAL_SUCCESS) {
+    return status;
+  }
+  *out = std::make_unique<CudaEvent>(*this, event);
+  return HAL_SUCCESS;
+}
+
+hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
+                                   const ModuleOptions& options, std::unique_ptr<Module>* out) {
+  return load_cuda_module(*this, ir, blob, size, options, out);
 }
 
 }  // namespace cuda

@@ -14,8 +14,9 @@
 //
 // Thread-safety: every method may be called from several threads at once.
 //
-// One concern per file: discovery and the context live in cuda_device.cpp; the memory, stream
-// and event methods in cuda_stream.cpp; load_module in cuda_module.cpp.
+// One concern per file: the whole of CudaDevice (discovery, the context, memory, creating
+// streams and events) is in cuda_device.cpp; streams and events in cuda_stream.cpp; loading a
+// module (load_cuda_module, which load_module calls) in cuda_module.cpp.
 #pragma once
 
 #include "common/backend.h"
@@ -59,9 +60,10 @@ class CudaDevice final : public Device {
   uint32_t default_shared_bytes() const { return default_shared_bytes_; }
   uint32_t optin_shared_bytes() const { return optin_shared_bytes_; }
   // Whether an async copy from |host| may read it after the call returns: memory from
-  // host_alloc (|allocation|, from the core's table), or any memory the driver knows (registered or page-locked by other code, managed
-  // memory), asked through cuPointerGetAttribute when the driver has it. Only memory the driver
-  // does not know (pageable) is staged before cuMemcpyHtoDAsync returns.
+  // host_alloc (|allocation|, from the core's table), or any memory the driver knows (registered or
+  // page-locked by other code, managed memory), asked through cuPointerGetAttribute when the driver
+  // has it. Only memory the driver does not know (pageable) is staged before cuMemcpyHtoDAsync
+  // returns.
   bool read_in_place(const void* host, const HostAllocation* allocation);
 
   hal_status mem_alloc(size_t size, Allocation* out) override;

@@ -330,8 +330,8 @@ CudaModule::~CudaModule() {
   device_.api().cuModuleUnload(module_);  // nothing to do on failure
 }
 
-hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
-                                   const ModuleOptions& options, std::unique_ptr<Module>* out) {
+hal_status load_cuda_module(CudaDevice& device, hal_ir ir, const uint8_t* blob, size_t size,
+                            const ModuleOptions& options, std::unique_ptr<Module>* out) {
   if (!options.specializations.empty() || options.shared_bytes_constant) {
     return fail(HAL_ERROR_NOT_SUPPORTED, "PTX, cubin and fatbin have no specialization constants");
   }
@@ -352,27 +352,27 @@ hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
     if (!ptx::parse(std::string_view(reinterpret_cast<const char*>(blob), size), &ptx, &error)) {
       return failf(HAL_ERROR_INVALID_IR, "malformed PTX: {}", error);
     }
-    const uint32_t device_sm = compute_capability();
+    const uint32_t device_sm = device.compute_capability();
     const char suffix = ptx.target.back();
     if (ptx.target_sm > device_sm) {
       return failf(HAL_ERROR_NOT_SUPPORTED,
                    "the PTX targets {} but {} is sm_{} (compute capability {}.{}). Compile for "
                    "sm_{} or lower",
-                   ptx.target, info.name, device_sm, info.compute_capability_major,
-                   info.compute_capability_minor, device_sm);
+                   ptx.target, device.info.name, device_sm, device.info.compute_capability_major,
+                   device.info.compute_capability_minor, device_sm);
     }
     if (suffix == 'a' && ptx.target_sm != device_sm) {
       return failf(HAL_ERROR_NOT_SUPPORTED,
                    "the PTX targets {}, which runs only on compute capability {}.{}, but {} is "
                    "sm_{}. Compile for sm_{} without the 'a' suffix",
-                   ptx.target, ptx.target_sm / 10, ptx.target_sm % 10, info.name, device_sm,
+                   ptx.target, ptx.target_sm / 10, ptx.target_sm % 10, device.info.name, device_sm,
                    ptx.target_sm);
     }
     if (suffix == 'f' && ptx.target_sm / 10 != device_sm / 10) {
       return failf(HAL_ERROR_NOT_SUPPORTED,
                    "the PTX targets the family {}, which runs only on compute capability {}.x, "
                    "but {} is sm_{}",
-                   ptx.target, ptx.target_sm / 10, info.name, device_sm);
+                   ptx.target, ptx.target_sm / 10, device.info.name, device_sm);
     }
     if (ptx.address_size != 64) {
       return fail(HAL_ERROR_NOT_SUPPORTED,
@@ -383,7 +383,7 @@ hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
     return status;
   }
 
-  if (hal_status status = enter(); status != HAL_SUCCESS) return status;
+  if (hal_status status = device.enter(); status != HAL_SUCCESS) return status;
 
   // An aligned, zero-padded copy: NUL-terminates PTX, aligns binaries (see the header).
   std::vector<uint64_t> image(size / sizeof(uint64_t) + 2, 0);
@@ -396,7 +396,7 @@ hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
   void* values[] = {error_log.data(), reinterpret_cast<void*>(uintptr_t{kJitLogBytes - 1}),
                     info_log.data(), reinterpret_cast<void*>(uintptr_t{kJitLogBytes - 1})};
   CUmodule module = nullptr;
-  const CUresult result = api().cuModuleLoadDataEx(&module, image.data(), 4, keys, values);
+  const CUresult result = device.api().cuModuleLoadDataEx(&module, image.data(), 4, keys, values);
   const std::string errors = log_text(error_log);
   const std::string infos = log_text(info_log);
   if (!infos.empty()) log()->debug("cuda: JIT info log: {}", infos);
@@ -407,29 +407,30 @@ hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
       if (!detail.empty()) detail += ". ";
       detail += fmt::format(
           "The PTX is .version {}.{}, and this driver supports CUDA {}.{} (driver version {})",
-          ptx.version_major, ptx.version_minor, driver().version() / 1000,
-          driver().version() % 1000 / 10, driver().version());
+          ptx.version_major, ptx.version_minor, device.driver().version() / 1000,
+          device.driver().version() % 1000 / 10, device.driver().version());
     }
     if (result == CUDA_ERROR_NO_BINARY_FOR_GPU) {
       if (!detail.empty()) detail += ". ";
-      detail += fmt::format("{} is sm_{}", info.name, compute_capability());
+      detail += fmt::format("{} is sm_{}", device.info.name, device.compute_capability());
     }
     const char* kind = ir == HAL_IR_PTX ? "PTX" : ir == HAL_IR_CUBIN ? "cubin" : "fatbin";
-    return check(result, fmt::format("cuModuleLoadDataEx of {} bytes of {}", size, kind), detail);
+    return device.check(result, fmt::format("cuModuleLoadDataEx of {} bytes of {}", size, kind),
+                        detail);
   }
 
-  auto loaded = std::make_unique<CudaModule>(*this, module);
+  auto loaded = std::make_unique<CudaModule>(device, module);
   if (ir == HAL_IR_PTX) {
     for (const ptx::Entry& entry : ptx.entries) {
       auto function = std::make_unique<CudaFunction>();
       describe_ptx_entry(entry, &function->desc);
-      if (hal_status status =
-              check(api().cuModuleGetFunction(&function->handle, module, entry.name.c_str()),
-                    fmt::format("cuModuleGetFunction('{}')", entry.name));
+      if (hal_status status = device.check(
+              device.api().cuModuleGetFunction(&function->handle, module, entry.name.c_str()),
+              fmt::format("cuModuleGetFunction('{}')", entry.name));
           status != HAL_SUCCESS) {
         return status;
       }
-      if (hal_status status = query_attributes(*this, *function); status != HAL_SUCCESS) {
+      if (hal_status status = query_attributes(device, *function); status != HAL_SUCCESS) {
         return status;
       }
       // .maxntid (__launch_bounds__) bounds the block whatever the driver answers: the code
@@ -441,7 +442,7 @@ hal_status CudaDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
       loaded->functions.push_back(std::move(function));
     }
   } else if (hal_status status =
-                 list_binary_functions(*this, ir, blob, size, module, &loaded->functions);
+                 list_binary_functions(device, ir, blob, size, module, &loaded->functions);
              status != HAL_SUCCESS) {
     return status;
   }

@@ -58,6 +58,10 @@ class CudaModule final : public Module {
   CUmodule module_;
 };
 
+// CudaDevice::load_module: checks |blob| as described above, loads it and lists its functions.
+hal_status load_cuda_module(CudaDevice& device, hal_ir ir, const uint8_t* blob, size_t size,
+                            const ModuleOptions& options, std::unique_ptr<Module>* out);
+
 // Checks a cubin or fatbin's structure as described above; HAL_ERROR_INVALID_IR when it fails.
 hal_status check_binary(hal_ir ir, const uint8_t* blob, size_t size);
 
