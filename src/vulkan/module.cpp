@@ -287,6 +287,7 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
     VkPipeline pipeline = VK_NULL_HANDLE;
     hal_status status = state->pipeline(entry.block, 0, &pipeline);
     if (status != HAL_SUCCESS) return status;
+    state->fixed_pipeline = pipeline;  // before any launch can see the state
   }
   auto function = std::make_unique<VulkanFunction>();
   function->desc = std::move(desc);
@@ -440,6 +441,11 @@ hal_status FunctionState::check_launch_shared_memory(const uint32_t block[3],
 
 hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_bytes,
                                    VkPipeline* out) {
+  // A fixed-size kernel's one pipeline, built at load: the core has checked the block.
+  if (fixed_pipeline != VK_NULL_HANDLE) {
+    *out = fixed_pipeline;
+    return HAL_SUCCESS;
+  }
   const std::array<uint32_t, 4> key{block[0], block[1], block[2],
                                     shared_bytes_constant ? shared_bytes : 0};
   std::lock_guard<std::mutex> lock(mutex_);

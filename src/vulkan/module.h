@@ -91,6 +91,9 @@ struct FunctionState {
   std::vector<Specialization> specializations;  // from the module options, declared ids only
   bool shared_bytes_constant = false;
   uint32_t shared_bytes_constant_id = 0;
+  // A kernel whose block is fixed (and with no shared-bytes constant) has one pipeline, built at
+  // load and set before the function is published: launches take it without a lock.
+  VkPipeline fixed_pipeline = VK_NULL_HANDLE;
 
  private:
   hal_status check_launch_shared_memory(const uint32_t block[3], uint32_t shared_bytes);
