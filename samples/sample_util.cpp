@@ -25,7 +25,7 @@ Args::Args(int argc, char** argv, const std::string& usage, const std::vector<st
     const std::string arg = argv[i];
     const std::string name = arg.rfind("--", 0) == 0 ? arg.substr(2) : "";
     if (known(flags, name)) {
-      values_[name] = "1";
+      values_[name] = std::string(1, '1');  // not = "1": GCC 12 -O3 warns (-Wrestrict) on that
     } else if (known(options, name) && i + 1 < argc) {
       values_[name] = argv[++i];
     } else {

@@ -33,7 +33,10 @@ std::string lanes_text(uint32_t mask) {
     while (end + 1 < 32 && ((mask >> (end + 1)) & 1u) != 0) ++end;
     if (!out.empty()) out += ",";
     out += std::to_string(lane);
-    if (end > lane) out += "-" + std::to_string(end);
+    if (end > lane) {
+      out += '-';
+      out += std::to_string(end);
+    }
     lane = end + 1;
   }
   return out.empty() ? "none" : out;

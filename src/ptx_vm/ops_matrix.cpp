@@ -461,8 +461,15 @@ bool require_sync_aligned(DecodeContext& d, const ir::Instruction& ins) {
 }
 
 std::string shape_text(const ir::Instruction& ins) {
-  std::string s = "m" + std::to_string(ins.shape_m) + "n" + std::to_string(ins.shape_n);
-  if (ins.shape_k != 0) s += "k" + std::to_string(ins.shape_k);
+  // Appended piece by piece: "m" + std::to_string(...) trips GCC 12's -Wrestrict at -O3.
+  std::string s = "m";
+  s += std::to_string(ins.shape_m);
+  s += 'n';
+  s += std::to_string(ins.shape_n);
+  if (ins.shape_k != 0) {
+    s += 'k';
+    s += std::to_string(ins.shape_k);
+  }
   return s;
 }
 

@@ -25,11 +25,16 @@ uint64_t round_up(uint64_t value, uint64_t to) {
 // Each device gets its own address window, so a pointer names exactly one device.
 std::atomic<uint64_t> g_device_serial{0};
 
-// Declared module blobs and their function specs.
+// Declared module blobs and their function specs, by the blob's bytes held as a string (the
+// vector's own ordering trips GCC 12's -Wstringop-overread at -O3).
 std::mutex g_modules_mutex;
-std::map<std::vector<uint8_t>, std::vector<hal::FunctionDesc>>& declared_modules() {
-  static auto* modules = new std::map<std::vector<uint8_t>, std::vector<hal::FunctionDesc>>();
+std::map<std::string, std::vector<hal::FunctionDesc>>& declared_modules() {
+  static auto* modules = new std::map<std::string, std::vector<hal::FunctionDesc>>();
   return *modules;
+}
+
+std::string blob_key(const uint8_t* blob, size_t size) {
+  return std::string(reinterpret_cast<const char*>(blob), size);
 }
 
 std::string trim(const std::string& s) {
@@ -460,11 +465,10 @@ hal_status DoubleDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size
   if ((info.ir_mask & ir) == 0) {
     return hal::fail(HAL_ERROR_INTERNAL, "test double: load_module with an IR it does not take");
   }
-  std::vector<uint8_t> bytes(blob, blob + size);
   auto module = std::make_unique<DoubleModule>();
   {
     std::lock_guard lock(g_modules_mutex);
-    auto it = declared_modules().find(bytes);
+    auto it = declared_modules().find(blob_key(blob, size));
     if (it != declared_modules().end()) {
       for (const hal::FunctionDesc& desc : it->second) {
         auto function = std::make_unique<DoubleFunction>();
@@ -482,7 +486,7 @@ hal_status DoubleDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size
     std::lock_guard lock(mutex_);
     RecordedModuleLoad load;
     load.ir = ir;
-    load.blob = std::move(bytes);
+    load.blob.assign(blob, blob + size);
     load.options = options;
     last_load_ = std::move(load);
   }
@@ -642,7 +646,7 @@ std::vector<hal::FunctionDesc> parse_function_specs(const std::string& spec) {
 void declare_module(const std::vector<uint8_t>& blob, const std::string& spec) {
   std::vector<hal::FunctionDesc> functions = parse_function_specs(spec);
   std::lock_guard lock(g_modules_mutex);
-  declared_modules()[blob] = std::move(functions);
+  declared_modules()[blob_key(blob.data(), blob.size())] = std::move(functions);
 }
 
 DoubleDevice* double_device(hal_device device) {

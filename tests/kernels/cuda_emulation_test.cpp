@@ -137,7 +137,10 @@ void check_rows(const char* dtype, Softmax softmax, Sum sum) {
     // before 16 refuses for bindings.
     const uint32_t rows = dims.first;
     const uint32_t cols = dims.second;
-    const std::string shape = " " + std::to_string(rows) + "x" + std::to_string(cols);
+    std::string shape = " ";
+    shape += std::to_string(rows);
+    shape += 'x';
+    shape += std::to_string(cols);
     SCOPED_TRACE(shape);
     std::vector<float> x = ref::random_uniform(size_t{rows} * cols, rows + cols, -8.0f, 8.0f);
     for (uint32_t r = 0; r < rows; ++r) {

@@ -132,8 +132,8 @@ TEST(KernelsManifest, ParametersMatchThePtxText) {
     ASSERT_EQ(types.size(), k->param_count) << "in " << b->file;
     for (uint32_t p = 0; p < k->param_count; ++p) {
       const hal_kernel_param& param = k->params[p];
-      const std::string want =
-          param.kind == HAL_PARAM_POINTER ? ".u64" : "." + std::string(param.type);
+      std::string want = ".";
+      want += param.kind == HAL_PARAM_POINTER ? "u64" : param.type;
       EXPECT_EQ(types[p], want) << "parameter " << p << " (" << param.name << ")";
     }
     const uint32_t threads = k->block[0] * k->block[1] * k->block[2];

@@ -167,7 +167,7 @@ std::string mutate(const std::string& text, std::mt19937& random, const std::str
         out.insert(at, 1, alphabet[random() % alphabet.size()]);
         break;
     }
-    if (out.empty()) out = "x";
+    if (out.empty()) out.assign(1, 'x');
   }
   return out;
 }

@@ -12,6 +12,13 @@
 namespace ptx_vm_test {
 namespace {
 
+// "b<bits>", built by appending: "b" + std::to_string(...) trips GCC 12's -Wrestrict at -O3.
+std::string bit_reg(unsigned bits) {
+  std::string out = "b";
+  out += std::to_string(bits);
+  return out;
+}
+
 struct IntType {
   const char* name;
   int bits;
@@ -104,8 +111,8 @@ TEST(PtxVmConvert, IntegerToIntegerWithAndWithoutSaturation) {
           std::vector<Row> rows;
           for (uint64_t v : sources) rows.push_back({v & mask_of(sreg)});
           const auto got = run_column(OpKernel{"  " + ins + " %d0, %s0;",
-                                               {"b" + std::to_string(dreg)},
-                                               {"b" + std::to_string(sreg)}},
+                                               {bit_reg(dreg)},
+                                               {bit_reg(sreg)}},
                                       rows);
           expect_column(ins + " into b" + std::to_string(dreg), rows, got, [&](const Row& r) {
             __int128 v = int_value(r[0], s);
@@ -234,7 +241,7 @@ TEST(PtxVmConvert, FloatToIntegerRoundsSaturatesAndMapsNaN) {
               std::string("cvt.") + irnd + (ftz ? ".ftz." : ".") + d.name + "." + s.name;
           const int dreg = std::max(d.bits, 16);
           const auto got = run_column(
-              OpKernel{"  " + ins + " %d0, %s0;", {"b" + std::to_string(dreg)}, {s.reg}, 90}, rows);
+              OpKernel{"  " + ins + " %d0, %s0;", {bit_reg(dreg)}, {s.reg}, 90}, rows);
           expect_column(ins, rows, got, [&](const Row& r) {
             uint64_t bits = r[0];
             if (ftz && is_subnormal_bits(bits, s.f)) bits &= s.f.sign();
@@ -275,7 +282,7 @@ TEST(PtxVmConvert, IntegerToFloatInEveryMode) {
       for (Rnd r : kModes) {
         const std::string ins = std::string("cvt.") + rnd_name(r) + "." + d.name + "." + s.name;
         const auto got = run_column(
-            OpKernel{"  " + ins + " %d0, %s0;", {d.reg}, {"b" + std::to_string(sreg)}, 90}, rows);
+            OpKernel{"  " + ins + " %d0, %s0;", {d.reg}, {bit_reg(sreg)}, 90}, rows);
         expect_column(ins, rows, got,
                       [&](const Row& row) { return ref_i2f(int_value(row[0], s), d.f, r); });
       }

@@ -537,8 +537,11 @@ struct LdmCase {
 };
 
 std::string ldm_name(const ::testing::TestParamInfo<LdmCase>& info) {
-  return "x" + std::to_string(info.param.count) + (info.param.trans ? "_trans" : "") +
-         (info.param.generic ? "_generic" : "_shared");
+  std::string name = "x";
+  name += std::to_string(info.param.count);
+  name += info.param.trans ? "_trans" : "";
+  name += info.param.generic ? "_generic" : "_shared";
+  return name;
 }
 
 // Fills a 2048-byte shared tile from |in| (64 bytes per lane), then computes each lane's row
