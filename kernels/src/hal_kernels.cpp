@@ -2,6 +2,7 @@
 #include <hal_kernels/hal_kernels.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "embedded.h"
@@ -16,24 +17,35 @@ const FileBlob* find_file(const char* name) {
   return nullptr;
 }
 
-// Blobs 2*i (SPIR-V) and 2*i + 1 (PTX) belong to kernel i. Built once, on first use.
-const std::vector<hal_kernel_blob>& blobs() {
-  static const std::vector<hal_kernel_blob> table = [] {
-    std::vector<hal_kernel_blob> out;
-    out.reserve(2 * kKernelCount);
+// Blobs 3*i (SPIR-V), 3*i + 1 (PTX) and 3*i + 2 (built-in) belong to kernel i. A built-in
+// blob's bytes are "HALK" and the kernel's name, held by |builtin|, followed by a NUL not counted
+// in its size.
+struct BlobTable {
+  BlobTable() {
+    builtin.reserve(kKernelCount);
+    blobs.reserve(3 * kKernelCount);
     for (size_t i = 0; i < kKernelCount; ++i) {
       const KernelEntry& k = kKernels[i];
       const char* files[2] = {k.spirv_file, k.ptx_file};
       const hal_ir irs[2] = {HAL_IR_SPIRV, HAL_IR_PTX};
       for (int j = 0; j < 2; ++j) {
         const FileBlob* f = find_file(files[j]);
-        out.push_back(hal_kernel_blob{&k.info, irs[j], k.info.name, files[j], f ? f->data : nullptr,
-                                      f ? f->size : 0});
+        blobs.push_back(hal_kernel_blob{&k.info, irs[j], k.info.name, files[j],
+                                        f ? f->data : nullptr, f ? f->size : 0});
       }
+      const std::string& name = builtin.emplace_back(std::string("HALK") + k.info.name);
+      blobs.push_back(
+          hal_kernel_blob{&k.info, HAL_IR_BUILTIN, k.info.name, "", name.c_str(), name.size()});
     }
-    return out;
-  }();
-  return table;
+  }
+  std::vector<std::string> builtin;  // reserved up front: its strings never move
+  std::vector<hal_kernel_blob> blobs;
+};
+
+// Built once, on first use.
+const std::vector<hal_kernel_blob>& blobs() {
+  static const BlobTable table;
+  return table.blobs;
 }
 
 }  // namespace
@@ -60,11 +72,25 @@ const hal_kernel_info* hal_kernels_info(const char* name) {
 }
 
 const hal_kernel_blob* hal_kernels_find(const char* name, hal_ir ir) {
-  if (name == nullptr || (ir != HAL_IR_SPIRV && ir != HAL_IR_PTX)) return nullptr;
+  size_t slot = 0;
+  switch (ir) {
+    case HAL_IR_SPIRV:
+      slot = 0;
+      break;
+    case HAL_IR_PTX:
+      slot = 1;
+      break;
+    case HAL_IR_BUILTIN:
+      slot = 2;
+      break;
+    default:
+      return nullptr;
+  }
+  if (name == nullptr) return nullptr;
   const std::vector<hal_kernel_blob>& all = blobs();
   for (size_t i = 0; i < kKernelCount; ++i) {
     if (std::strcmp(kKernels[i].info.name, name) != 0) continue;
-    const hal_kernel_blob& b = all[2 * i + (ir == HAL_IR_PTX ? 1 : 0)];
+    const hal_kernel_blob& b = all[3 * i + slot];
     return b.data != nullptr ? &b : nullptr;
   }
   return nullptr;

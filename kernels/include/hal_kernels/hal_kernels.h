@@ -13,6 +13,12 @@
  *
  * The same files are installed under share/hal/kernels/ with manifest.json.
  *
+ * A device whose driver brings its own kernels (hal_device_info.ir_mask has HAL_IR_BUILTIN) runs
+ * them by name: hal_kernels_find(name, HAL_IR_BUILTIN) gives the blob that names kernel |name|,
+ * the bytes "HALK" followed by the name, for every kernel of the pack. Such a driver implements
+ * the kernels it chooses, with the pack's parameter lists and block sizes; hal_module_load of
+ * one it does not have is HAL_ERROR_NOT_FOUND.
+ *
  * Everything returned points to static, immutable data: never freed, safe from any thread.
  */
 #ifndef HAL_KERNELS_HAL_KERNELS_H_
@@ -63,10 +69,14 @@ typedef struct hal_kernel_info {
 /* One kernel in one IR. */
 typedef struct hal_kernel_blob {
   const hal_kernel_info* kernel;
-  hal_ir ir;               /* HAL_IR_SPIRV or HAL_IR_PTX */
+  hal_ir ir;               /* HAL_IR_SPIRV, HAL_IR_PTX or HAL_IR_BUILTIN */
   const char* entry_point; /* the name for hal_module_get_function; equal to kernel->name */
-  const char* file;        /* the blob's file name under share/hal/kernels */
-  const void* data;        /* the module; followed by a NUL byte not counted in |size| */
+  /* The blob's file name under share/hal/kernels; "" for HAL_IR_BUILTIN (no file: the blob is
+   * only the name). */
+  const char* file;
+  /* The module (for HAL_IR_BUILTIN, "HALK" and the kernel's name); followed by a NUL byte not
+   * counted in |size|. */
+  const void* data;
   size_t size;
 } hal_kernel_blob;
 
@@ -79,8 +89,9 @@ const hal_kernel_info* hal_kernels_get(uint32_t index);
 /* The kernel named |name|, or NULL. */
 const hal_kernel_info* hal_kernels_info(const char* name);
 
-/* The blob of kernel |name| in |ir| (HAL_IR_SPIRV or HAL_IR_PTX), or NULL. Several PTX kernels
- * share one blob (data and file are then the same). */
+/* The blob of kernel |name| in |ir| (HAL_IR_SPIRV, HAL_IR_PTX or HAL_IR_BUILTIN), or NULL.
+ * Several PTX kernels share one blob (data and file are then the same). Every kernel of the pack
+ * has a HAL_IR_BUILTIN blob; whether a device runs it is its driver's choice (see above). */
 const hal_kernel_blob* hal_kernels_find(const char* name, hal_ir ir);
 
 /* The pack's manifest (JSON text, NUL-terminated); |size| (may be NULL) receives its length. */
