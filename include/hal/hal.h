@@ -208,7 +208,7 @@ typedef struct hal_device_info {
   uint32_t max_threads_per_block;
   uint32_t max_block_dim[3];
   uint32_t max_grid_dim[3];
-  uint32_t max_shared_memory_per_block; /* bytes, static plus dynamic */
+  uint32_t max_shared_memory_per_block; /* bytes, static plus dynamic; 0: none */
   uint32_t subgroup_size;               /* warp size on CUDA */
   uint32_t compute_units;               /* SMs on CUDA, an estimate elsewhere (0 if unknown) */
   uint32_t pointer_alignment; /* bytes; buffer parameters need it (hal_param_info.alignment) */

@@ -99,7 +99,8 @@ hal_status check_geometry(const hal_device_info& info, const FunctionDesc& fn,
                  fn.name);
   }
   const uint64_t shared = uint64_t{fn.static_shared_bytes} + config.shared_bytes;
-  if (info.max_shared_memory_per_block != 0 && shared > info.max_shared_memory_per_block) {
+  // A device reporting 0 has no shared memory: any use of it is refused.
+  if (shared > info.max_shared_memory_per_block) {
     return failf(HAL_ERROR_OUT_OF_RANGE,
                  "shared memory {} bytes ({} static + {} dynamic) exceeds the device's {} bytes "
                  "per block",
