@@ -85,15 +85,19 @@ void DeviceTest::TearDown() {
 hal_ir DeviceTest::pack_ir() const {
   if (takes(HAL_IR_PTX)) return HAL_IR_PTX;
   if (takes(HAL_IR_SPIRV)) return HAL_IR_SPIRV;
+  if (takes(HAL_IR_BUILTIN)) return HAL_IR_BUILTIN;
   return HAL_IR_AUTO;
 }
 
 std::string DeviceTest::cannot_run(const std::string& name) const {
   if (pack_ir() == HAL_IR_AUTO) {
-    return "The device accepts neither PTX nor SPIR-V, the two IRs of the kernel pack.";
+    return "The device accepts none of the kernel pack's IRs: PTX, SPIR-V, or built-in kernels "
+           "of the pack's names.";
   }
   const hal_kernel_info* k = hal_kernels_info(name.c_str());
   if (k == nullptr) return "The kernel pack has no kernel named " + name + ".";
+  // A built-in kernel needs no feature of the device's compiler: its driver has it or not.
+  if (pack_ir() == HAL_IR_BUILTIN) return "";
   const uint64_t missing = k->required_features & ~info().features;
   if ((missing & HAL_FEATURE_STORAGE_16BIT) != 0) {
     return "The device lacks HAL_FEATURE_STORAGE_16BIT, which " + name +
@@ -101,6 +105,34 @@ std::string DeviceTest::cannot_run(const std::string& name) const {
   }
   if (missing != 0) return "The device lacks a feature that " + name + " needs.";
   return "";
+}
+
+void DeviceTest::load_pack_kernel(Kernel* kernel, const std::string& name, std::string* skip) {
+  skip->clear();
+  if (std::string why = cannot_run(name); !why.empty()) {
+    *skip = why;
+    return;
+  }
+  if (pack_ir() != HAL_IR_BUILTIN) {
+    kernel->load(device(), name, pack_ir());
+    return;
+  }
+  // The device's driver brings the kernels it chooses; one it does not have is
+  // HAL_ERROR_NOT_FOUND, which is a reason to skip, not a failure.
+  const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), HAL_IR_BUILTIN);
+  ASSERT_NE(blob, nullptr) << "the kernel pack has no built-in blob for " << name;
+  hal_module module = nullptr;
+  const hal_status s = hal_module_load(device(), blob->data, blob->size, nullptr, &module);
+  if (s == HAL_ERROR_NOT_FOUND) {
+    *skip = "The device's driver does not provide the built-in kernel " + name + " (" +
+            describe(s) + ").";
+    return;
+  }
+  ASSERT_EQ(s, HAL_SUCCESS) << "hal_module_load(built-in " << name << ") -> " << describe(s);
+  kernel->module = module;  // the Kernel unloads it from here on
+  kernel->info = blob->kernel;
+  const hal_status f = hal_module_get_function(module, blob->entry_point, &kernel->function);
+  ASSERT_EQ(f, HAL_SUCCESS) << "hal_module_get_function(" << name << ") -> " << describe(f);
 }
 
 void DeviceTest::expect_device_works(const std::string& after) {
@@ -111,7 +143,18 @@ void DeviceTest::expect_device_works(const std::string& after) {
   const uint32_t n = 1000;
   Buffer y(device(), n * sizeof(float));
   ASSERT_TRUE(y.ok()) << describe(y.status());
-  if (pack_ir() == HAL_IR_AUTO) {
+  Kernel k;
+  std::string skip;
+  load_pack_kernel(&k, "fill_f32", &skip);
+  if (k.function != nullptr) {
+    uint32_t count = n;
+    float value = 2.5f;
+    k.launch(s, 2, 1, 1, {&y.ptr, &count, &value});
+    std::vector<float> got(n, 0.0f);
+    CTS_EXPECT_OK(hal_memcpy_dtoh(s, got.data(), y.ptr, n * sizeof(float)));
+    CTS_EXPECT_OK(hal_stream_synchronize(s));
+    EXPECT_EQ(std::count(got.begin(), got.end(), value), static_cast<long>(n));
+  } else if (!skip.empty()) {
     // No kernel to run: a copy round trip is what can be checked.
     const std::vector<uint8_t> in = pattern(n * sizeof(float), 5);
     std::vector<uint8_t> out(in.size());
@@ -119,20 +162,6 @@ void DeviceTest::expect_device_works(const std::string& after) {
     CTS_EXPECT_OK(hal_memcpy_dtoh(s, out.data(), y.ptr, out.size()));
     CTS_EXPECT_OK(hal_stream_synchronize(s));
     EXPECT_EQ(first_difference(in.data(), out.data(), in.size()), -1);
-  } else {
-    {
-      Kernel k;
-      k.load(device(), "fill_f32", pack_ir());
-      if (k.function != nullptr) {
-        uint32_t count = n;
-        float value = 2.5f;
-        k.launch(s, 2, 1, 1, {&y.ptr, &count, &value});
-        std::vector<float> got(n, 0.0f);
-        CTS_EXPECT_OK(hal_memcpy_dtoh(s, got.data(), y.ptr, n * sizeof(float)));
-        CTS_EXPECT_OK(hal_stream_synchronize(s));
-        EXPECT_EQ(std::count(got.begin(), got.end(), value), static_cast<long>(n));
-      }
-    }
   }
   CTS_EXPECT_OK(hal_stream_destroy(s));
 }

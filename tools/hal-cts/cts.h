@@ -31,7 +31,10 @@ struct Device {
   hal_device device = nullptr;
   hal_device_info info{};
   std::string label;  // "vulkan_0", "cuda_1": the test-name suffix ([A-Za-z0-9_] only)
+  // The backend's name, as in selectors: "cuda", "vulkan", or a driver module's own ("mynpu")
+  // (hal_device_info.backend_name).
   std::string backend_name;
+  std::string module;  // the driver module the backend came from (hal_backend_info.module)
 };
 // The devices selected on the command line, in the order given. Filled before tests register.
 const std::vector<Device>& devices();
@@ -43,9 +46,6 @@ std::string device_name(const ::testing::TestParamInfo<const Device*>& info);
 
 // The parameter generator every area instantiates its fixture with.
 std::vector<const Device*> device_params();
-
-// "vulkan", "cuda" or "unknown" (shared with the other tools).
-using hal_tools::backend_name;
 
 // ---- Status checks ----------------------------------------------------------------------------
 
@@ -72,6 +72,18 @@ void expect_status(hal_status expected, const char* api, hal_status got, const c
 
 // ---- The fixture ------------------------------------------------------------------------------
 
+// A kernel of the pack, loaded; unloads itself (kernels/testing/pack_kernel.h).
+using hal_kernels_testing::Kernel;
+
+// In a DeviceTest (its body, its SetUp, or a member it calls): loads kernel |name| of the pack
+// into the Kernel |kernel|, or skips the test with the reason the device cannot run it.
+#define CTS_LOAD_OR_SKIP(kernel, name)                                        \
+  do {                                                                        \
+    std::string cts_skip_;                                                    \
+    ASSERT_NO_FATAL_FAILURE(load_pack_kernel(&(kernel), (name), &cts_skip_)); \
+    if (!cts_skip_.empty()) GTEST_SKIP() << cts_skip_;                        \
+  } while (0)
+
 // Every test is parameterised by the device; SetUp creates a stream on it.
 class DeviceTest : public ::testing::TestWithParam<const Device*> {
  protected:
@@ -80,12 +92,19 @@ class DeviceTest : public ::testing::TestWithParam<const Device*> {
   const hal_device_info& info() const { return GetParam()->info; }
   hal_device device() const { return GetParam()->device; }
   bool takes(hal_ir ir) const { return (info().ir_mask & ir) != 0; }
-  // The IR the kernel pack is loaded in on this device: PTX where taken, else SPIR-V; or
-  // HAL_IR_AUTO when the device takes neither.
+  // The IR the kernel pack is loaded in on this device: PTX where taken, else SPIR-V, else the
+  // device's built-in kernels (HAL_IR_BUILTIN: its driver brings its own, under the pack's names
+  // and parameter lists); HAL_IR_AUTO when the device takes none of them.
   hal_ir pack_ir() const;
   // Why kernel |name| cannot run here (no IR of the pack, a missing feature), or "".
   std::string cannot_run(const std::string& name) const;
-  // Checks that the device still runs a kernel correctly (fill_f32 on a fresh buffer).
+  // Loads kernel |name| of the pack, in pack_ir(), into |kernel|; or leaves it unloaded and sets
+  // |*skip| to why it cannot run here: what cannot_run says, or, on a device of built-in kernels,
+  // that its driver does not provide |name| (hal_module_load is HAL_ERROR_NOT_FOUND). Any other
+  // failure is a fatal test failure. CTS_LOAD_OR_SKIP wraps it.
+  void load_pack_kernel(Kernel* kernel, const std::string& name, std::string* skip);
+  // Checks that the device still runs a kernel correctly (fill_f32 on a fresh buffer), or, where
+  // it runs none, that a copy round trip still works.
   void expect_device_works(const std::string& after);
 
   hal_stream stream_ = nullptr;
@@ -109,8 +128,6 @@ class Buffer {
   hal_device device_;
   hal_status status_;
 };
-
-using hal_kernels_testing::Kernel;
 
 // Deterministic bytes for copy checks.
 std::vector<uint8_t> pattern(size_t bytes, uint32_t seed);

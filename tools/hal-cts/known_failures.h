@@ -4,10 +4,11 @@
 //
 //   <backend> | <driver pattern> | <test pattern> | <reason sentence>
 //
-// <backend> is "cuda", "vulkan" or "*"; <driver pattern> is matched against the device's driver
-// name and against its device name (either may match); <test pattern> against "Area.Test" (the
-// test's name without the device suffix). Patterns use '*' (any run of characters) and '?' (one
-// character), case-insensitively. '#' starts a comment; blank lines are ignored.
+// <backend> is a backend's name ("cuda", "vulkan", a driver module's own) or "*"; <driver
+// pattern> is matched against the device's driver name and against its device name (either may
+// match); <test pattern> against "Area.Test" (the test's name without the device suffix).
+// Patterns use '*' (any run of characters) and '?' (one character), case-insensitively. '#'
+// starts a comment; blank lines are ignored.
 #pragma once
 
 #include <string>

@@ -97,7 +97,19 @@ cts::Device describe_device(hal_device device) {
   d.device = device;
   d.info.struct_size = sizeof d.info;
   hal_device_get_info(device, &d.info);
-  d.backend_name = cts::backend_name(d.info.backend);
+  // The backend's own name ("cuda", "vulkan", a driver module's such as "skeleton"), and the
+  // module it came from, for the reports.
+  d.backend_name = d.info.backend_name;
+  uint32_t backends = 0;
+  hal_backend_count(&backends);
+  for (uint32_t b = 0; b < backends; ++b) {
+    hal_backend_info bi{};
+    bi.struct_size = sizeof bi;
+    if (hal_backend_get_info(b, &bi) == HAL_SUCCESS && bi.available && d.backend_name == bi.name) {
+      d.module = bi.module;
+      break;
+    }
+  }
   d.label = d.backend_name + "_" + std::to_string(d.info.backend_index);
   return d;
 }
@@ -160,7 +172,10 @@ int main(int argc, char** argv) {
   Args args;
   if (!parse(argc, argv, &args)) return 2;
   std::string command_line;
-  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) command_line += ' ';
+    command_line += argv[i];
+  }
 
   if (const hal_status s = hal_init(); s != HAL_SUCCESS) {
     std::fprintf(stderr, "hal-cts: hal_init failed: %s\n", hal_last_error());

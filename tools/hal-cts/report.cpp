@@ -32,6 +32,7 @@ const Device* find_device(const std::string& label) {
 void write_device(JsonWriter& j, const Device& d) {
   j.begin_object();
   j.field("label", d.label);
+  j.field("module", d.module);
   hal_tools::write_device_fields(j, d.info);
   j.end_object();
 }
@@ -347,14 +348,15 @@ std::string Recorder::markdown(const RunContext& run, double total_ms) const {
   line("");
   line("## Devices");
   line("");
-  line("| device | name | driver | driver info | API | conformance |");
-  line("|---|---|---|---|---|---|");
+  line("| device | name | driver | driver info | API | conformance | backend |");
+  line("|---|---|---|---|---|---|---|");
   for (const Device& d : devices()) {
     const std::string conformance = hal_tools::conformance_version_text(d.info.conformance_version);
     line("| " + d.label + " | " + d.info.name + " | " + d.info.driver_name + " " +
          hal_tools::driver_version_text(d.info) + " | " + d.info.driver_info + " | " +
          hal_tools::api_version_text(d.info) + " | " +
-         (conformance.empty() ? "none claimed" : conformance) + " |");
+         (conformance.empty() ? "none claimed" : conformance) + " | " + d.backend_name +
+         (d.module.empty() ? "" : " (module `" + d.module + "`)") + " |");
   }
   line("");
   line("## Results");

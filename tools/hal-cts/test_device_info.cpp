@@ -18,7 +18,9 @@ TEST_P(DeviceInfo, LimitsPresentAndConsistent) {
   EXPECT_NE(std::string(i.name), "") << "the device has no name";
   EXPECT_NE(std::string(i.driver_name), "") << "the driver has no name";
   EXPECT_NE(i.ir_mask, 0u) << "the device accepts no IR";
-  EXPECT_EQ(i.ir_mask & ~uint32_t{HAL_IR_PTX | HAL_IR_SPIRV | HAL_IR_CUBIN | HAL_IR_FATBIN}, 0u)
+  EXPECT_EQ(i.ir_mask & ~uint32_t{HAL_IR_PTX | HAL_IR_SPIRV | HAL_IR_CUBIN | HAL_IR_FATBIN |
+                                  HAL_IR_BUILTIN},
+            0u)
       << "ir_mask has bits that are no hal_ir";
   EXPECT_GT(i.total_memory, 0u);
   EXPECT_GT(i.max_allocation_size, 0u);
@@ -35,8 +37,11 @@ TEST_P(DeviceInfo, LimitsPresentAndConsistent) {
     block_volume *= i.max_block_dim[d];
   }
   EXPECT_GE(block_volume, i.max_threads_per_block);
-  EXPECT_GE(i.max_shared_memory_per_block, 16384u)
-      << "both CUDA and Vulkan promise at least 16 KiB of shared memory per block";
+  if ((i.ir_mask & (HAL_IR_PTX | HAL_IR_SPIRV)) != 0) {
+    // Kernels written in an IR may use it. A device of built-in kernels only need not have any.
+    EXPECT_GE(i.max_shared_memory_per_block, 16384u)
+        << "both CUDA and Vulkan promise at least 16 KiB of shared memory per block";
+  }
   EXPECT_TRUE(power_of_two(i.subgroup_size)) << "subgroup_size " << i.subgroup_size;
   EXPECT_LE(i.subgroup_size, i.max_threads_per_block);
   EXPECT_TRUE(power_of_two(i.pointer_alignment)) << "pointer_alignment " << i.pointer_alignment;
@@ -75,13 +80,12 @@ TEST_P(DeviceInfo, FoundAgainBySelector) {
   hal_device again = nullptr;
   CTS_ASSERT_OK(hal_device_get(info().global_index, &again));
   EXPECT_EQ(again, device()) << "hal_device_get(global_index)";
+  // The backend's own name: "cuda", "vulkan", or a driver module's ("skeleton:0").
   const std::string selector =
-      std::string(backend_name(info().backend)) + ":" + std::to_string(info().backend_index);
-  if (info().backend != HAL_BACKEND_UNKNOWN) {
-    again = nullptr;
-    CTS_ASSERT_OK(hal_device_find(selector.c_str(), &again));
-    EXPECT_EQ(again, device()) << "hal_device_find(\"" << selector << "\")";
-  }
+      std::string(info().backend_name) + ":" + std::to_string(info().backend_index);
+  again = nullptr;
+  CTS_ASSERT_OK(hal_device_find(selector.c_str(), &again));
+  EXPECT_EQ(again, device()) << "hal_device_find(\"" << selector << "\")";
   again = nullptr;
   const std::string global = std::to_string(info().global_index);
   CTS_ASSERT_OK(hal_device_find(global.c_str(), &again));
@@ -104,11 +108,31 @@ TEST_P(DeviceInfo, StructSizeChecked) {
 }
 
 // Every IR in ir_mask loads a real module; every other IR the pack has is refused as
-// HAL_ERROR_NOT_SUPPORTED.
+// HAL_ERROR_NOT_SUPPORTED. A device of built-in kernels loads at least one of the pack's.
 TEST_P(DeviceInfo, AcceptedIrsLoad) {
-  const std::pair<hal_ir, const char*> pack[] = {{HAL_IR_PTX, "PTX"}, {HAL_IR_SPIRV, "SPIR-V"}};
+  const std::pair<hal_ir, const char*> pack[] = {
+      {HAL_IR_PTX, "PTX"}, {HAL_IR_SPIRV, "SPIR-V"}, {HAL_IR_BUILTIN, "built-in kernels"}};
   for (const auto& [ir, name] : pack) {
     SCOPED_TRACE(name);
+    if (ir == HAL_IR_BUILTIN && takes(ir)) {
+      // Its driver chooses which of the pack's kernels it brings; the others are NOT_FOUND.
+      int loaded = 0;
+      for (uint32_t k = 0; k < hal_kernels_count() && loaded == 0; ++k) {
+        const hal_kernel_blob* blob = hal_kernels_find(hal_kernels_get(k)->name, ir);
+        ASSERT_NE(blob, nullptr);
+        hal_module module = nullptr;
+        const hal_status s = hal_module_load(device(), blob->data, blob->size, nullptr, &module);
+        if (s == HAL_ERROR_NOT_FOUND) continue;
+        ASSERT_EQ(s, HAL_SUCCESS) << blob->entry_point << ": " << describe(s);
+        hal_function f = nullptr;
+        CTS_EXPECT_OK(hal_module_get_function(module, blob->entry_point, &f));
+        CTS_EXPECT_OK(hal_module_unload(module));
+        ++loaded;
+      }
+      EXPECT_GT(loaded, 0) << "the device claims built-in kernels, but its driver has none of "
+                              "the kernel pack's";
+      continue;
+    }
     const hal_kernel_blob* blob = hal_kernels_find("fill_f32", ir);
     ASSERT_NE(blob, nullptr);
     hal_module module = nullptr;

@@ -15,8 +15,7 @@ class Launch : public DeviceTest {
   void SetUp() override {
     DeviceTest::SetUp();
     if (HasFatalFailure()) return;
-    if (pack_ir() == HAL_IR_AUTO) GTEST_SKIP() << cannot_run("fill_f32");
-    ASSERT_NO_FATAL_FAILURE(fill_.load(device(), "fill_f32", pack_ir()));
+    CTS_LOAD_OR_SKIP(fill_, "fill_f32");
   }
   hal_launch_config config(uint32_t gx, uint32_t gy, uint32_t gz) const {
     hal_launch_config c{};
@@ -127,6 +126,11 @@ TEST_P(Launch, BlockRules) {
 // Blocks at the device's limits, in each dimension and in volume, through a kernel whose block is
 // chosen at launch (cts_kernels.h); one beyond each limit is refused.
 TEST_P(Launch, BlockAtDeviceLimits) {
+  if (pack_ir() != HAL_IR_SPIRV && pack_ir() != HAL_IR_PTX) {
+    GTEST_SKIP() << "This check needs a kernel whose block size is chosen at launch, which hal-cts "
+                    "has in SPIR-V and PTX only; the device takes neither (the pack's built-in "
+                    "kernels have a fixed block).";
+  }
   const bool spirv = pack_ir() == HAL_IR_SPIRV;
   hal_module module = nullptr;
   if (spirv) {
@@ -216,6 +220,17 @@ TEST_P(Launch, SharedMemoryLimits) {
     c.shared_bytes = 16;
     CTS_EXPECT_STATUS(HAL_ERROR_NOT_SUPPORTED, "hal_launch",
                       hal_launch(stream_, fill_.function, &c, args));
+  } else if (pack_ir() == HAL_IR_BUILTIN) {
+    // A built-in kernel takes dynamic shared memory if its driver says so: refused beyond the
+    // limit either way, and, where the kernel cannot size it, refused in any amount.
+    EXPECT_TRUE(s == HAL_ERROR_NOT_SUPPORTED || s == HAL_ERROR_OUT_OF_RANGE) << describe(s);
+    c.shared_bytes = 16;
+    if (s == HAL_ERROR_NOT_SUPPORTED) {
+      CTS_EXPECT_STATUS(HAL_ERROR_NOT_SUPPORTED, "hal_launch",
+                        hal_launch(stream_, fill_.function, &c, args));
+    } else if (c.shared_bytes <= info().max_shared_memory_per_block) {
+      CTS_EXPECT_OK(hal_launch(stream_, fill_.function, &c, args));
+    }
   } else {
     EXPECT_EQ(s, HAL_ERROR_OUT_OF_RANGE) << describe(s);
     c.shared_bytes = 1024;
@@ -240,12 +255,18 @@ TEST_P(Launch, ArgumentValidation) {
                     hal_launch(stream_, fill_.function, &c, missing));
   // A null pointer (docs/ABI.md): passed through to a PTX kernel, which takes raw addresses
   // (with a count of 0 the kernel never dereferences it), refused for the pack's SPIR-V, whose
-  // buffers are descriptor-bound and cannot be null.
+  // buffers are descriptor-bound and cannot be null. A built-in kernel's driver says which.
   hal_deviceptr zero = 0;
   uint32_t none = 0;
   void* null_ptr[] = {&zero, &none, &value};
   if (pack_ir() == HAL_IR_PTX) {
     CTS_EXPECT_OK(hal_launch(stream_, fill_.function, &c, null_ptr));
+    CTS_EXPECT_OK(hal_stream_synchronize(stream_));
+  } else if (pack_ir() == HAL_IR_BUILTIN) {
+    const hal_status s = hal_launch(stream_, fill_.function, &c, null_ptr);
+    if (s != HAL_SUCCESS) {
+      CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch", s);
+    }
     CTS_EXPECT_OK(hal_stream_synchronize(stream_));
   } else {
     CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_launch",
@@ -288,8 +309,30 @@ TEST_P(Launch, ArgumentValidation) {
 // Pointers at 4-byte offsets inside their allocations reach kernels that take raw addresses
 // (PTX, and SPIR-V buffer device addresses), as `x + 1` on an int* does in CUDA: the kernel
 // computes on exactly the elements from there on. y[i] = x[i] * 2 + 1 (SPIR-V, cts_kernels.h) or
-// out[i] = i + 1 (PTX).
+// out[i] = i + 1 (PTX). On a device of built-in kernels, the pack's copy_f32 from x + 1 to y + 1.
 TEST_P(Launch, RawAddressesAtFourByteOffsets) {
+  if (pack_ir() == HAL_IR_BUILTIN) {
+    Kernel copy;
+    CTS_LOAD_OR_SKIP(copy, "copy_f32");
+    uint32_t n = 100;
+    std::vector<float> x(n + 1);
+    for (uint32_t i = 0; i <= n; ++i) x[i] = static_cast<float>(i * 3) - 50.0f;
+    Buffer in(device(), (n + 1) * 4), out(device(), (n + 2) * 4);
+    ASSERT_TRUE(in.ok() && out.ok());
+    CTS_ASSERT_OK(hal_memcpy_htod(stream_, in.ptr, x.data(), x.size() * 4));
+    CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0xBF800000u, n + 2));  // -1.0f
+    hal_deviceptr x1 = in.ptr + 4, y1 = out.ptr + 4;
+    ASSERT_NO_FATAL_FAILURE(copy.launch(stream_, 1, 1, 1, {&x1, &y1, &n}));
+    std::vector<float> got(n + 2);
+    CTS_ASSERT_OK(hal_memcpy_dtoh(stream_, got.data(), out.ptr, got.size() * 4));
+    CTS_ASSERT_OK(hal_stream_synchronize(stream_));
+    EXPECT_EQ(got[0], -1.0f) << "the element before the pointer was written";
+    EXPECT_EQ(got[n + 1], -1.0f) << "the element after the last was written";
+    size_t wrong = 0;
+    for (uint32_t i = 0; i < n; ++i) wrong += got[i + 1] != x[i + 1];
+    EXPECT_EQ(wrong, 0u) << "elements copied from or to the wrong place";
+    return;
+  }
   const bool spirv = pack_ir() == HAL_IR_SPIRV;
   if (spirv && (info().features & HAL_FEATURE_BUFFER_DEVICE_ADDRESS) == 0) {
     GTEST_SKIP() << "SPIR-V kernels take raw addresses only with buffer device addresses, "

@@ -1,6 +1,7 @@
 // Area Modules: every kernel of the pack loads in each IR the device accepts with the parameter
-// list of the manifest; malformed blobs are refused with the right status; a module's several
-// entry points; specialization constants (the SPIR-V tiled matmul's tile sizes); unloading.
+// list of the manifest (on a device of built-in kernels, every one its driver provides);
+// malformed blobs are refused with the right status; a module's several entry points;
+// specialization constants (the SPIR-V tiled matmul's tile sizes); unloading.
 #include <hal_kernels/reference.h>
 
 #include <cstring>
@@ -18,18 +19,28 @@ namespace ref = hal_kernels::ref;
 
 class Modules : public DeviceTest {};
 
+const char* ir_label(hal_ir ir) {
+  return ir == HAL_IR_PTX ? " (PTX)" : ir == HAL_IR_SPIRV ? " (SPIR-V)" : " (built-in)";
+}
+
 TEST_P(Modules, EveryPackKernelLoads) {
   int checked = 0;
-  for (hal_ir ir : {HAL_IR_PTX, HAL_IR_SPIRV}) {
+  for (hal_ir ir : {HAL_IR_PTX, HAL_IR_SPIRV, HAL_IR_BUILTIN}) {
     if (!takes(ir)) continue;
     for (uint32_t k = 0; k < hal_kernels_count(); ++k) {
       const hal_kernel_info* kernel = hal_kernels_get(k);
-      SCOPED_TRACE(std::string(kernel->name) + (ir == HAL_IR_PTX ? " (PTX)" : " (SPIR-V)"));
+      SCOPED_TRACE(std::string(kernel->name) + ir_label(ir));
       const hal_kernel_blob* blob = hal_kernels_find(kernel->name, ir);
       ASSERT_NE(blob, nullptr);
       hal_module module = nullptr;
       const hal_status s = hal_module_load(device(), blob->data, blob->size, nullptr, &module);
-      if ((kernel->required_features & ~info().features) != 0 && s != HAL_SUCCESS) {
+      if (ir == HAL_IR_BUILTIN && s == HAL_ERROR_NOT_FOUND) {
+        // The driver does not bring this kernel; it must say so like any failing call.
+        CTS_EXPECT_STATUS(HAL_ERROR_NOT_FOUND, "hal_module_load", s);
+        continue;
+      }
+      if (ir != HAL_IR_BUILTIN && (kernel->required_features & ~info().features) != 0 &&
+          s != HAL_SUCCESS) {
         continue;  // it needs a feature the device lacks; refusing it is allowed
       }
       ASSERT_EQ(s, HAL_SUCCESS) << describe(s);
@@ -60,10 +71,19 @@ TEST_P(Modules, EveryPackKernelLoads) {
                             hal_function_get_param(f, fi.param_count, &beyond));
         }
         EXPECT_LE(fi.max_threads_per_block, info().max_threads_per_block);
+        if (ir == HAL_IR_BUILTIN) {
+          for (int d = 0; d < 3; ++d) {
+            EXPECT_EQ(fi.block[d], kernel->block[d])
+                << "the manifest's block size, dimension " << d;
+          }
+        }
       }
       CTS_EXPECT_OK(hal_module_unload(module));
       ++checked;
     }
+  }
+  if (checked == 0 && pack_ir() == HAL_IR_BUILTIN) {
+    GTEST_SKIP() << "The device's driver provides none of the pack's kernels as built-in kernels.";
   }
   if (checked == 0) GTEST_SKIP() << cannot_run("fill_f32");
 }
@@ -119,6 +139,27 @@ TEST_P(Modules, BadBlobsRejected) {
   } else {
     CTS_EXPECT_STATUS(HAL_ERROR_NOT_SUPPORTED, "hal_module_load",
                       hal_module_load(device(), ptx->data, ptx->size, nullptr, &m));
+  }
+  const hal_kernel_blob* builtin = hal_kernels_find("fill_f32", HAL_IR_BUILTIN);
+  ASSERT_NE(builtin, nullptr);
+  if (takes(HAL_IR_BUILTIN)) {
+    // "HALK" without a name; a name no driver has (the message names it); a built-in blob
+    // declared as SPIR-V.
+    CTS_EXPECT_STATUS(HAL_ERROR_INVALID_IR, "hal_module_load",
+                      hal_module_load(device(), "HALK", 4, nullptr, &m));
+    const std::string unknown = "HALKno_such_builtin_kernel";
+    CTS_EXPECT_STATUS(HAL_ERROR_NOT_FOUND, "hal_module_load",
+                      hal_module_load(device(), unknown.data(), unknown.size(), nullptr, &m));
+    EXPECT_NE(std::string(hal_last_error()).find("no_such_builtin_kernel"), std::string::npos)
+        << "the message names the kernel asked for: " << hal_last_error();
+    hal_module_options as_spirv{};
+    as_spirv.struct_size = sizeof as_spirv;
+    as_spirv.ir = HAL_IR_SPIRV;
+    CTS_EXPECT_STATUS(HAL_ERROR_INVALID_IR, "hal_module_load",
+                      hal_module_load(device(), builtin->data, builtin->size, &as_spirv, &m));
+  } else {
+    CTS_EXPECT_STATUS(HAL_ERROR_NOT_SUPPORTED, "hal_module_load",
+                      hal_module_load(device(), builtin->data, builtin->size, nullptr, &m));
   }
   CTS_EXPECT_STATUS(HAL_ERROR_NOT_FOUND, "hal_module_load_file",
                     hal_module_load_file(device(), "no-such-dir/no-such-kernel.spv", nullptr, &m));
@@ -220,6 +261,11 @@ TEST_P(Modules, SpecializationConstants) {
     if (takes(HAL_IR_PTX)) {
       CTS_EXPECT_STATUS(HAL_ERROR_NOT_SUPPORTED, "hal_module_load",
                         hal_module_load(device(), ptx->data, ptx->size, &o, &m));
+    }
+    if (takes(HAL_IR_BUILTIN)) {  // nor have built-in kernels
+      const hal_kernel_blob* builtin = hal_kernels_find("fill_f32", HAL_IR_BUILTIN);
+      CTS_EXPECT_STATUS(HAL_ERROR_NOT_SUPPORTED, "hal_module_load",
+                        hal_module_load(device(), builtin->data, builtin->size, &o, &m));
     }
     GTEST_SKIP() << "Specialization constants are SPIR-V only and the device does not accept "
                     "SPIR-V.";
@@ -351,7 +397,11 @@ TEST_P(Modules, Unload) {
   const hal_kernel_blob* blob = hal_kernels_find("fill_f32", pack_ir());
   hal_module m = nullptr;
   hal_function f = nullptr;
-  CTS_ASSERT_OK(hal_module_load(device(), blob->data, blob->size, nullptr, &m));
+  const hal_status loaded = hal_module_load(device(), blob->data, blob->size, nullptr, &m);
+  if (pack_ir() == HAL_IR_BUILTIN && loaded == HAL_ERROR_NOT_FOUND) {
+    GTEST_SKIP() << "The device's driver does not provide the built-in kernel fill_f32.";
+  }
+  CTS_ASSERT_OK(loaded);
   CTS_ASSERT_OK(hal_module_get_function(m, "fill_f32", &f));
   // A launch still pending when its module is unloaded completes.
   Buffer y(device(), 1 << 20);

@@ -76,14 +76,11 @@ uint32_t tunable(const hal_kernel_info& info, const char* name, uint32_t fallbac
 
 class Numerics : public DeviceTest {
  protected:
-  // Loads |name| in the device's IR, or returns false after skipping with the reason.
+  // Loads |name| in the device's IR; false with |skip_reason_| set when it cannot run here, or
+  // after a fatal failure.
   bool load(Kernel* k, const std::string& name) {
-    if (const std::string why = cannot_run(name); !why.empty()) {
-      skip_reason_ = why;
-      return false;
-    }
-    k->load(device(), name, pack_ir());
-    return !::testing::Test::HasFatalFailure();
+    load_pack_kernel(k, name, &skip_reason_);
+    return !::testing::Test::HasFatalFailure() && skip_reason_.empty();
   }
   void matmul(const std::string& name);
   void softmax(const std::string& dtype);
@@ -91,14 +88,6 @@ class Numerics : public DeviceTest {
   void attention(const std::string& dtype, bool fused, uint32_t dim);
   std::string skip_reason_;
 };
-
-#define CTS_LOAD_OR_SKIP(kernel, name)                \
-  do {                                                \
-    if (!load(&(kernel), (name))) {                   \
-      if (::testing::Test::HasFatalFailure()) return; \
-      GTEST_SKIP() << skip_reason_;                   \
-    }                                                 \
-  } while (0)
 
 // ---- Smoke kernels ----------------------------------------------------------------------------
 

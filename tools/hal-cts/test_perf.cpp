@@ -154,9 +154,8 @@ TEST_P(Perf, CopyBandwidth) {
 }
 
 TEST_P(Perf, LaunchRate) {
-  if (pack_ir() == HAL_IR_AUTO) GTEST_SKIP() << cannot_run("fill_f32");
   Kernel fill;
-  ASSERT_NO_FATAL_FAILURE(fill.load(device(), "fill_f32", pack_ir()));
+  CTS_LOAD_OR_SKIP(fill, "fill_f32");
   Buffer y(device(), 256);
   ASSERT_TRUE(y.ok());
   uint32_t count = 1;
@@ -180,9 +179,8 @@ TEST_P(Perf, LaunchRate) {
 
 TEST_P(Perf, Matmul) {
   const std::string name = gpu() ? "matmul_tiled_f32_128x128" : "matmul_tiled_f32_64x64";
-  if (const std::string why = cannot_run(name); !why.empty()) GTEST_SKIP() << why;
   Kernel k;
-  ASSERT_NO_FATAL_FAILURE(k.load(device(), name, pack_ir()));
+  CTS_LOAD_OR_SKIP(k, name);
   uint32_t size = gpu() ? (options().quick ? 1024 : 4096) : (options().quick ? 128 : 256);
   uint32_t m = size, n = size, kk = size, ld = size;
   float alpha = 1.0f, beta = 0.0f;
@@ -209,9 +207,8 @@ TEST_P(Perf, Matmul) {
 
 TEST_P(Perf, Attention) {
   const std::string name = "attention_fused_f32_d64";
-  if (const std::string why = cannot_run(name); !why.empty()) GTEST_SKIP() << why;
   Kernel k;
-  ASSERT_NO_FATAL_FAILURE(k.load(device(), name, pack_ir()));
+  CTS_LOAD_OR_SKIP(k, name);
   uint32_t bh = gpu() ? (options().quick ? 8 : 32) : 1;
   uint32_t seq = gpu() ? (options().quick ? 512 : 2048) : (options().quick ? 64 : 128);
   uint32_t causal = 0;

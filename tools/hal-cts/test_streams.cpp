@@ -40,9 +40,8 @@ TEST_P(Streams, OrderWithinStream) {
 
 // A kernel between copies on one stream sees the copy before it and is seen by the one after.
 TEST_P(Streams, KernelOrderWithinStream) {
-  if (pack_ir() == HAL_IR_AUTO) GTEST_SKIP() << cannot_run("saxpy");
   Kernel saxpy;
-  ASSERT_NO_FATAL_FAILURE(saxpy.load(device(), "saxpy", pack_ir()));
+  CTS_LOAD_OR_SKIP(saxpy, "saxpy");
   const uint32_t n = 4099;
   Buffer x(device(), n * 4), y(device(), n * 4);
   ASSERT_TRUE(x.ok() && y.ok());
