@@ -56,31 +56,29 @@ deps() { # [package...] (default: the packages above)
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-build() {
-  step "building into $build"
-  # Warnings are errors here (and so in CI), never in a user's own cmake build. ccache keeps
-  # rebuilds of unchanged sources cheap across runs on one machine.
+# Configures $1 as CMAKE_BUILD_TYPE $2 and builds it. Warnings are errors here (and so in CI),
+# never in a user's own cmake build. ccache keeps rebuilds of unchanged sources cheap across runs
+# on one machine.
+configure_and_build() { # dir build-type
   local cache=()
   if command -v ccache >/dev/null; then
     cache=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAL_WARNINGS_AS_ERRORS=ON \
-    "${cache[@]}"
-  cmake --build "$build" -j "$jobs"
+  cmake -S "$root" -B "$1" -DCMAKE_BUILD_TYPE="$2" -DHAL_WARNINGS_AS_ERRORS=ON "${cache[@]}"
+  cmake --build "$1" -j "$jobs"
+}
+
+build() {
+  step "building into $build"
+  configure_and_build "$build" RelWithDebInfo
 }
 
 # GCC warns differently at -O3 (-Wstringop-overread, -Wrestrict, ...): this build keeps Release
-# warning-free, as the RelWithDebInfo build above keeps the default one.
+# warning-free, as the one above keeps the default build type.
 release_build() {
   local release="$root/build-release"
   step "building Release into $release"
-  local cache=()
-  if command -v ccache >/dev/null; then
-    cache=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
-  cmake -S "$root" -B "$release" -DCMAKE_BUILD_TYPE=Release -DHAL_WARNINGS_AS_ERRORS=ON \
-    "${cache[@]}"
-  cmake --build "$release" -j "$jobs"
+  configure_and_build "$release" Release
   step "Release: hal-cts --device default --quick"
   local status=0
   "$release/bin/hal-cts" --device default --quick || status=$?
