@@ -337,7 +337,8 @@ def device(selector="default"):
 
 
 def backends():
-    """Each backend hal considered: name, available, device_count, and the reason if not."""
+    """Each backend hal considered: name, available, device_count, the reason if not, and the
+    driver module it came from."""
     return _hal.backends()
 
 

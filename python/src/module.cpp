@@ -36,9 +36,7 @@ nb::dict device_info(uintptr_t handle) {
   check(hal_device_get_info(to_device(handle), &info));
   auto triple = [](const uint32_t v[3]) { return nb::make_tuple(v[0], v[1], v[2]); };
   nb::dict d;
-  d["backend"] = info.backend == HAL_BACKEND_CUDA     ? "cuda"
-                 : info.backend == HAL_BACKEND_VULKAN ? "vulkan"
-                                                      : "unknown";
+  d["backend"] = info.backend_name;  // "cuda", "vulkan", or a driver module's own name
   d["backend_index"] = info.backend_index;
   d["global_index"] = info.global_index;
   d["name"] = info.name;
@@ -84,6 +82,7 @@ nb::list backends() {
     d["available"] = info.available != 0;
     d["device_count"] = info.device_count;
     d["reason"] = info.reason;
+    d["module"] = info.module;
     out.append(d);
   }
   return out;

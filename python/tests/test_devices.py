@@ -58,3 +58,5 @@ def test_python_m_hal_lists_backends_and_devices():
         assert f"[{d.info.global_index}] {d.selector}  {d.info.name}" in out
     for b in hal.backends():
         assert ("available" if b["available"] else "unavailable") in out
+        # Every backend is a driver module bundled beside the package's libhal.
+        assert b["module"].endswith(f"/hal/drivers/libhal_driver_{b['name']}.so"), b
