@@ -142,8 +142,9 @@ typedef struct hal_backend_info {
   uint32_t available; /* 1 when the backend loaded; 0 with |reason| saying why not */
   uint32_t device_count;
   char reason[512]; /* why the backend is unavailable, where to look, what to install; or "" */
-  /* Since 0.4.0: the driver module the backend came from (its file), or "" when there is none
-   * (a name HAL_BACKENDS gives that no module provides). */
+  /* Since 0.4.0: the driver module the backend came from (its file; for a built-in module that
+   * is missing, where it belongs), or "" when there is none (a name HAL_BACKENDS gives that no
+   * module provides). */
   char module[512];
 } hal_backend_info;
 
@@ -229,7 +230,8 @@ typedef struct hal_device_info {
 } hal_device_info;
 
 /* The number of devices over all available backends. GPUs come before CPU devices; within each
- * group, backends in HAL_BACKENDS order (default "cuda,vulkan"), then the backend's own order.
+ * group, backends in HAL_BACKENDS order (default: "cuda,vulkan", then the modules of
+ * HAL_DRIVER_PATH in the order found), then the backend's own order.
  * Returns: HAL_SUCCESS (also with zero devices); HAL_ERROR_INVALID_ARGUMENT (NULL |count|). */
 HAL_API hal_status hal_device_count(uint32_t* count);
 
@@ -469,8 +471,11 @@ HAL_API hal_status hal_module_get_function(hal_module module, const char* name,
 typedef struct hal_function_info {
   uint32_t struct_size;
   char name[256];
-  uint32_t param_count;         /* or HAL_PARAM_COUNT_UNKNOWN */
-  uint32_t block[3];            /* the kernel's fixed block size, or {0,0,0} if it has none */
+  uint32_t param_count; /* or HAL_PARAM_COUNT_UNKNOWN */
+  /* The kernel's fixed block size, or {0,0,0} if it has none. A SPIR-V kernel may fix some
+   * dimensions of its workgroup size and leave others to specialization constants: it reports
+   * {0,0,0} here, and hal_launch refuses a block that differs in a fixed dimension, naming it. */
+  uint32_t block[3];
   uint32_t static_shared_bytes; /* shared memory the kernel declares itself */
   uint32_t max_threads_per_block;
 } hal_function_info;

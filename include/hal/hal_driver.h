@@ -286,8 +286,9 @@ typedef struct hal_driver {
   hal_status (*event_synchronize)(hal_driver_event event);
   /* HAL_SUCCESS when complete, HAL_ERROR_NOT_READY (no message) otherwise. */
   hal_status (*event_query)(hal_driver_event event);
-  /* Optional: NULL makes hal_event_elapsed_ms HAL_ERROR_NOT_SUPPORTED. Both events recorded and
-   * complete-or-waited-for; of one device. */
+  /* Optional: NULL makes hal_event_elapsed_ms HAL_ERROR_NOT_SUPPORTED. Both events recorded, of
+   * one device. The core does not wait: HAL_ERROR_NOT_READY (no message) while either is not
+   * complete. */
   hal_status (*event_elapsed_ms)(hal_driver_event start, hal_driver_event end, float* ms);
 
   /* Loads |blob| (|ir| is one bit of the device's ir_mask; the core sniffed and checked it) and

@@ -1,17 +1,21 @@
 #include "common/alloc_table.h"
 
+#include <iterator>
 #include <mutex>
 
 namespace hal {
 
-void AllocationTable::insert(const hal_driver_allocation& alloc) {
+bool AllocationTable::insert(const hal_driver_allocation& alloc) {
   std::unique_lock lock(mutex_);
-  auto [it, inserted] = by_base_.try_emplace(alloc.base, alloc);
-  if (!inserted) {
-    bytes_ -= it->second.size;
-    it->second = alloc;
+  auto next = by_base_.lower_bound(alloc.base);
+  if (next != by_base_.end() && next->first - alloc.base < alloc.size) return false;
+  if (next != by_base_.begin()) {
+    auto prev = std::prev(next);
+    if (alloc.base - prev->first < prev->second.size) return false;
   }
+  by_base_.emplace_hint(next, alloc.base, alloc);
   bytes_ += alloc.size;
+  return true;
 }
 
 bool AllocationTable::remove(hal_deviceptr base, hal_driver_allocation* removed) {

@@ -17,7 +17,9 @@ namespace hal {
 
 class AllocationTable {
  public:
-  void insert(const hal_driver_allocation& alloc);
+  // Adds |alloc|; false (and nothing added) when it overlaps a live allocation, which only a
+  // driver breaking its promise of distinct allocations can cause.
+  bool insert(const hal_driver_allocation& alloc);
 
   // Removes the allocation whose base is exactly |base|; false if there is none.
   bool remove(hal_deviceptr base, hal_driver_allocation* removed);

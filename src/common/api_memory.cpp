@@ -34,7 +34,13 @@ HAL_API hal_status hal_mem_alloc(hal_device device, size_t size, hal_deviceptr* 
                    dev->label, alloc.base, alloc.size, size, dev->driver->origin);
     }
     alloc.size = size;  // ranges are checked against what the caller asked for
-    dev->allocations.insert(alloc);
+    if (!dev->allocations.insert(alloc)) {
+      driver.mem_free(dev->impl, &alloc);
+      return failf(HAL_ERROR_INTERNAL,
+                   "the driver of device {} returned allocation {:#x} ({} bytes), which overlaps "
+                   "a live one: a bug in {}",
+                   dev->label, alloc.base, size, dev->driver->origin);
+    }
     *ptr = alloc.base;
     return HAL_SUCCESS;
   });
@@ -128,6 +134,16 @@ HAL_API hal_status hal_host_free(hal_device device, void* host) {
     }
     const hal_driver& driver = dev->driver->table;
     if (driver.host_free == nullptr) {
+      // The core's own memory: work already issued may still read or write it (a driver may
+      // complete a copy to it when its batch does), so the device finishes first.
+      if (!dev->lost.load()) {
+        const hal_status status = driver.device_synchronize(dev->impl);
+        if (status != HAL_SUCCESS && status != HAL_ERROR_DEVICE_LOST) {
+          std::free(host);
+          return driver_failure(*dev, status);
+        }
+        clear_pending_error();
+      }
       std::free(host);
       return HAL_SUCCESS;
     }
@@ -181,7 +197,8 @@ bool DeviceObject::find_host_allocation(const void* host, size_t size,
   auto it = host_allocations.upper_bound(const_cast<void*>(host));
   if (it == host_allocations.begin()) return false;
   --it;
-  const uintptr_t start = reinterpret_cast<uintptr_t>(host) - reinterpret_cast<uintptr_t>(it->first);
+  const uintptr_t start =
+      reinterpret_cast<uintptr_t>(host) - reinterpret_cast<uintptr_t>(it->first);
   if (start >= it->second.size || size > it->second.size - start) return false;
   *out = it->second;
   return true;

@@ -35,8 +35,9 @@ hal_status adopt_driver(hal_driver_query_fn query, std::string origin,
 const hal_driver_host* driver_host();
 
 // Tells the trace services which device a driver handle is; |info| (the core's copy, with the
-// global index) must live until exit.
-void register_driver_device(hal_driver_device device, const hal_device_info* info);
+// global index) must live until exit. False when another device (of any driver) already has
+// this handle: the services could not tell the two apart.
+bool register_driver_device(hal_driver_device device, const hal_device_info* info);
 
 // The backend name a module file suggests ("libhal_driver_npu.so" -> "npu"), used to list a
 // module that failed before it could say its own name; the file name itself otherwise.

@@ -32,6 +32,20 @@ hal_status entry(Body&& body) noexcept {
   }
 }
 
+// For the entries that return nothing (destroy, unload), which the core may call while it holds
+// a failure of its own to report: the calling thread's pending error is left as it was (for a
+// driver linked into the program it is the core's own), whatever the body does.
+template <typename Body>
+void quiet_entry(Body&& body) noexcept {
+  try {
+    std::string saved = pending_error();
+    entry(std::forward<Body>(body));
+    clear_pending_error();
+    if (!saved.empty()) fail(HAL_ERROR_INTERNAL, std::move(saved));
+  } catch (...) {  // copying the text ran out of memory: nothing more can be done
+  }
+}
+
 // A loaded module and the C view of its functions, which the core reads.
 struct ExportedModule {
   std::unique_ptr<Module> module;
@@ -95,7 +109,7 @@ hal_status stream_create(hal_driver_device d, hal_driver_stream* out) {
 }
 
 void stream_destroy(hal_driver_stream s) {
-  entry([&] {
+  quiet_entry([&] {
     delete stream_of(s);
     return HAL_SUCCESS;
   });
@@ -143,7 +157,7 @@ hal_status event_create(hal_driver_device d, hal_driver_event* out) {
 }
 
 void event_destroy(hal_driver_event e) {
-  entry([&] {
+  quiet_entry([&] {
     delete event_of(e);
     return HAL_SUCCESS;
   });
@@ -225,7 +239,7 @@ hal_status module_function(hal_driver_module m, uint32_t index, hal_driver_funct
 }
 
 void module_unload(hal_driver_module m) {
-  entry([&] {
+  quiet_entry([&] {
     delete reinterpret_cast<ExportedModule*>(m);
     return HAL_SUCCESS;
   });

@@ -96,10 +96,10 @@ const hal_driver_host kHost = {
 
 }  // namespace
 
-void register_driver_device(hal_driver_device device, const hal_device_info* info) {
+bool register_driver_device(hal_driver_device device, const hal_device_info* info) {
   std::lock_guard lock(g_devices_mutex);
   if (g_devices == nullptr) g_devices = new std::map<hal_driver_device, const hal_device_info*>();
-  (*g_devices)[device] = info;
+  return g_devices->emplace(device, info).second;
 }
 
 const hal_driver_host* driver_host() {

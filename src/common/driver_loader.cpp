@@ -85,6 +85,19 @@ hal_status check_table(const hal_driver* given, const std::string& origin, Drive
                  "with a letter",
                  origin, given->name ? given->name : "(NULL)");
   }
+  // The kind says which public enum value its devices report: CUDA and Vulkan belong to the
+  // backends of those names; any other driver is HAL_BACKEND_UNKNOWN.
+  const bool kind_ok =
+      given->backend == HAL_BACKEND_UNKNOWN ||
+      (given->backend == HAL_BACKEND_CUDA && std::strcmp(given->name, "cuda") == 0) ||
+      (given->backend == HAL_BACKEND_VULKAN && std::strcmp(given->name, "vulkan") == 0);
+  if (!kind_ok) {
+    return failf(HAL_ERROR_UNAVAILABLE,
+                 "{} (backend '{}') says it is of kind {}; only the backends named 'cuda' and "
+                 "'vulkan' are HAL_BACKEND_CUDA and HAL_BACKEND_VULKAN, any other is "
+                 "HAL_BACKEND_UNKNOWN",
+                 origin, given->name, static_cast<int>(given->backend));
+  }
   // Copy what the driver declared; the rest (entries of later versions) stays NULL.
   const size_t n =
       given->struct_size < sizeof(hal_driver) ? given->struct_size : sizeof(hal_driver);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 
@@ -131,6 +132,7 @@ std::vector<Candidate> find_candidates() {
     if (path.empty()) {
       Candidate c;
       c.name = name;
+      if (!dirs.empty()) c.origin = dirs.front() + "/" + file;  // where it belongs
       c.reason = fmt::format(
           "{} is missing: looked in {}. The installation is incomplete; reinstall hal (its "
           "drivers live in <libdir>/hal/drivers)",
@@ -199,14 +201,24 @@ void init_backend(BackendEntry& entry) {
       continue;
     }
     object->backend = &entry;
-    object->info.struct_size = sizeof(hal_device_info);
-    object->info.backend = entry.kind;
-    fmt::format_to_n(object->info.backend_name, sizeof(object->info.backend_name) - 1, "{}",
-                     entry.name);
-    object->info.backend_index = static_cast<uint32_t>(entry.devices.size());
-    object->info.name[sizeof(object->info.name) - 1] = '\0';
-    object->label = fmt::format("{}:{} ({})", entry.name, entry.devices.size(), object->info.name);
-    register_driver_device(object->impl, &object->info);
+    hal_device_info& info = object->info;
+    info.struct_size = sizeof(hal_device_info);
+    info.backend = entry.kind;
+    std::memset(info.backend_name, 0, sizeof(info.backend_name));
+    fmt::format_to_n(info.backend_name, sizeof(info.backend_name) - 1, "{}", entry.name);
+    info.backend_index = static_cast<uint32_t>(entry.devices.size());
+    // The driver's text fields end inside their arrays, whatever it wrote.
+    info.name[sizeof(info.name) - 1] = '\0';
+    info.driver_name[sizeof(info.driver_name) - 1] = '\0';
+    info.driver_info[sizeof(info.driver_info) - 1] = '\0';
+    object->label = fmt::format("{}:{} ({})", entry.name, entry.devices.size(), info.name);
+    if (object->impl == nullptr || !register_driver_device(object->impl, &info)) {
+      log()->warn(
+          "backend {}: device {} is left out: its handle {} is null or another device's "
+          "(driver handles must be distinct pointers)",
+          entry.name, i, static_cast<const void*>(object->impl));
+      continue;
+    }
     entry.devices.push_back(std::move(object));
   }
   log()->info("backend {}: {} device(s)", entry.name, entry.devices.size());
@@ -305,22 +317,28 @@ hal_status resolve(const Registry& reg, const Selector& sel, std::string_view te
       *out = reg.devices[sel.index];
       return HAL_SUCCESS;
     case Selector::Kind::kBackendIndex: {
+      // A name may be listed twice when one module of it failed (a broken built-in module and a
+      // working one on HAL_DRIVER_PATH): the available one is the backend.
+      const BackendEntry* named = nullptr;
       for (const auto& entry : reg.backends) {
         if (entry->name != sel.backend) continue;
-        if (!entry->available) {
-          return failf(HAL_ERROR_NOT_FOUND, "selector '{}': the {} backend is unavailable: {}",
-                       text, entry->name, entry->reason);
-        }
-        if (sel.index >= entry->devices.size()) {
-          return failf(HAL_ERROR_NOT_FOUND, "selector '{}': the {} backend has {} device(s); {}",
-                       text, entry->name, entry->devices.size(), device_list(reg));
-        }
-        *out = entry->devices[sel.index];
-        return HAL_SUCCESS;
+        if (named == nullptr || (entry->available && !named->available)) named = entry.get();
       }
-      return failf(HAL_ERROR_NOT_FOUND,
-                   "selector '{}': the {} backend is not enabled (HAL_BACKENDS leaves it out)",
-                   text, sel.backend);
+      if (named == nullptr) {
+        return failf(HAL_ERROR_NOT_FOUND,
+                     "selector '{}': the {} backend is not enabled (HAL_BACKENDS leaves it out)",
+                     text, sel.backend);
+      }
+      if (!named->available) {
+        return failf(HAL_ERROR_NOT_FOUND, "selector '{}': the {} backend is unavailable: {}", text,
+                     named->name, named->reason);
+      }
+      if (sel.index >= named->devices.size()) {
+        return failf(HAL_ERROR_NOT_FOUND, "selector '{}': the {} backend has {} device(s); {}",
+                     text, named->name, named->devices.size(), device_list(reg));
+      }
+      *out = named->devices[sel.index];
+      return HAL_SUCCESS;
     }
     case Selector::Kind::kName:
       for (const auto& d : reg.devices) {

@@ -14,8 +14,15 @@ namespace {
 
 TEST(AllocationTable, FindsBaseInteriorAndLastByteOnly) {
   hal::AllocationTable table;
-  table.insert({0x1000, 0x100, 7});
-  table.insert({0x2000, 0x10, 8});
+  ASSERT_TRUE(table.insert({0x1000, 0x100, 7}));
+  ASSERT_TRUE(table.insert({0x2000, 0x10, 8}));
+  // An allocation overlapping a live one is refused, whichever side it overlaps.
+  EXPECT_FALSE(table.insert({0x1000, 0x10, 9})) << "the same base";
+  EXPECT_FALSE(table.insert({0x10f0, 0x100, 9})) << "inside the first";
+  EXPECT_FALSE(table.insert({0x1f00, 0x101, 9})) << "running into the second";
+  EXPECT_TRUE(table.insert({0x1100, 0xf00, 9})) << "exactly between them";
+  hal_driver_allocation between{};
+  ASSERT_TRUE(table.remove(0x1100, &between));
   hal_driver_allocation found{};
   ASSERT_TRUE(table.find(0x1000, &found));
   EXPECT_EQ(found.base, 0x1000u);

@@ -62,6 +62,9 @@ TEST(DriverModules, EveryBrokenModuleIsListedUnavailableWithItsReason) {
       {"fault_required", "libhal_driver_fault_required.so", {"required entry 'launch' NULL"}},
       {"fault_half_host", "libhal_driver_fault_half_host.so", {"host_alloc", "host_free"}},
       {"fault_init", "libhal_driver_fault_init.so", {"firmware did not answer"}},
+      {"fault_kind",
+       "libhal_driver_fault_kind.so",
+       {"only the backends named 'cuda' and 'vulkan'"}},
   };
   for (const Broken& b : broken) {
     SCOPED_TRACE(b.name);
@@ -76,10 +79,11 @@ TEST(DriverModules, EveryBrokenModuleIsListedUnavailableWithItsReason) {
           << "reason lacks '" << part << "': " << info.reason;
     }
   }
-  // A second module naming itself "skeleton": the first one found keeps the name.
+  // "skeleton" three times: a broken file of that name found first (shadow/), the working
+  // module, and a second working module of that name, which loses to the first one found.
   auto skeleton = listed.find("skeleton");
   ASSERT_NE(skeleton, listed.end());
-  EXPECT_EQ(skeleton->second.count, 2);
+  EXPECT_EQ(skeleton->second.count, 3);
   EXPECT_EQ(skeleton->second.info.available, 0u);
   EXPECT_NE(std::strstr(skeleton->second.info.reason, "already taken by"), nullptr)
       << skeleton->second.info.reason;
@@ -137,6 +141,8 @@ void vector_add_runs_on(hal_device device) {
 }
 
 TEST(DriverModules, TheWorkingModulesAndTheBuiltInBackendsKeepWorking) {
+  // The first "skeleton" listed is the broken file in shadow/: the selector finds the working
+  // module of that name all the same.
   hal_device skeleton = nullptr;
   ASSERT_OK(hal_device_find("skeleton:0", &skeleton));
   hal_device_info info{};

@@ -19,6 +19,7 @@
 #define FAULT_HOST_ALLOC_WITHOUT_FREE 7
 #define FAULT_NO_OPTIONAL_ENTRIES 8
 #define FAULT_NEEDS_ABSENT_LIBRARY 9
+#define FAULT_WRONG_KIND 10
 
 #ifndef HAL_TEST_FAULT
 #error "HAL_TEST_FAULT selects the fault"
@@ -85,6 +86,9 @@ HAL_DRIVER_EXPORT hal_status hal_driver_query(uint32_t core_interface_version,
     case FAULT_HOST_ALLOC_WITHOUT_FREE:
       table.host_alloc = host_alloc_only;
       table.host_free = NULL;
+      break;
+    case FAULT_WRONG_KIND:
+      table.backend = HAL_BACKEND_CUDA; /* only the backend named "cuda" may say so */
       break;
     case FAULT_NO_OPTIONAL_ENTRIES:
       /* What a driver written before these entries existed looks like to a newer core. */
