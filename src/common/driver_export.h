@@ -1,9 +1,9 @@
 // The C table of hal_driver.h for a driver written with the C++ classes of backend.h.
 //
-// A C++ driver defines its query function with HAL_DEFINE_CXX_DRIVER; its module exports it as
-// hal_driver_query (hal_add_driver_module generates that entry; see src/vulkan/driver_entry.cpp),
-// and tests that reach a driver's internals
-// register the same function in-process (registry.h, set_drivers_for_testing). Driver handles
+// A C++ driver defines its query function with HAL_DEFINE_CXX_DRIVER (src/vulkan/driver_entry.cpp);
+// its module exports it as hal_driver_query (hal_add_driver_module generates that entry), and
+// tests that reach a driver's internals register the same function in-process (registry.h,
+// set_drivers_for_testing). Driver handles
 // are the C++ objects themselves (a hal_driver_device is a hal::Device*, ...), so a test linked
 // with the driver can find its own objects behind a handle (device_of).
 //

@@ -86,6 +86,8 @@ if(NM)
   if(NOT exported STREQUAL "hal_driver_query")
     message(FATAL_ERROR "the module should export hal_driver_query only, but exports: ${exported}")
   endif()
+else()
+  message(WARNING "nm not found: the skeleton's exported symbols are not checked")
 endif()
 
 # 3. hal-info finds it through HAL_DRIVER_PATH (a directory).
