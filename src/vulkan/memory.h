@@ -17,8 +17,9 @@
 // Host allocations: each is a HostBuffer of its own, named by the allocation's driver_data. The
 // core keeps the table of them and hands the record to the copies that use it.
 //
-// Thread-safety: every method may be called concurrently; one mutex guards the block list. Freeing memory that in-flight work still uses is prevented by
-// the caller (VulkanDevice waits for its streams first).
+// Thread-safety: every method may be called concurrently; one mutex guards the block list. Freeing
+// memory that in-flight work still uses is prevented by the caller (VulkanDevice waits for its
+// streams first).
 #pragma once
 
 #include "common/backend.h"

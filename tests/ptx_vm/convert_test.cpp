@@ -110,10 +110,8 @@ TEST(PtxVmConvert, IntegerToIntegerWithAndWithoutSaturation) {
           const int sreg = std::max(s.bits, 16);
           std::vector<Row> rows;
           for (uint64_t v : sources) rows.push_back({v & mask_of(sreg)});
-          const auto got = run_column(OpKernel{"  " + ins + " %d0, %s0;",
-                                               {bit_reg(dreg)},
-                                               {bit_reg(sreg)}},
-                                      rows);
+          const auto got = run_column(
+              OpKernel{"  " + ins + " %d0, %s0;", {bit_reg(dreg)}, {bit_reg(sreg)}}, rows);
           expect_column(ins + " into b" + std::to_string(dreg), rows, got, [&](const Row& r) {
             __int128 v = int_value(r[0], s);
             if (sat) v = std::clamp(v, int_min(d), int_max(d));
@@ -240,8 +238,8 @@ TEST(PtxVmConvert, FloatToIntegerRoundsSaturatesAndMapsNaN) {
           const std::string ins =
               std::string("cvt.") + irnd + (ftz ? ".ftz." : ".") + d.name + "." + s.name;
           const int dreg = std::max(d.bits, 16);
-          const auto got = run_column(
-              OpKernel{"  " + ins + " %d0, %s0;", {bit_reg(dreg)}, {s.reg}, 90}, rows);
+          const auto got =
+              run_column(OpKernel{"  " + ins + " %d0, %s0;", {bit_reg(dreg)}, {s.reg}, 90}, rows);
           expect_column(ins, rows, got, [&](const Row& r) {
             uint64_t bits = r[0];
             if (ftz && is_subnormal_bits(bits, s.f)) bits &= s.f.sign();
@@ -281,8 +279,8 @@ TEST(PtxVmConvert, IntegerToFloatInEveryMode) {
       for (uint64_t v : sources) rows.push_back({v & mask_of(sreg)});
       for (Rnd r : kModes) {
         const std::string ins = std::string("cvt.") + rnd_name(r) + "." + d.name + "." + s.name;
-        const auto got = run_column(
-            OpKernel{"  " + ins + " %d0, %s0;", {d.reg}, {bit_reg(sreg)}, 90}, rows);
+        const auto got =
+            run_column(OpKernel{"  " + ins + " %d0, %s0;", {d.reg}, {bit_reg(sreg)}, 90}, rows);
         expect_column(ins, rows, got,
                       [&](const Row& row) { return ref_i2f(int_value(row[0], s), d.f, r); });
       }

@@ -17,7 +17,6 @@
 
 namespace {
 
-
 struct Snapshot {
   std::vector<hal_backend_info> backends;
   std::vector<hal_device_info> devices;
@@ -65,8 +64,7 @@ void print_text(const Snapshot& snap, hal_status init) {
     std::printf("  none: no backend found a device (see the reasons above)\n");
   }
   for (const hal_device_info& d : snap.devices) {
-    std::printf("  [%u] %s:%u  %s\n", d.global_index, d.backend_name, d.backend_index,
-                d.name);
+    std::printf("  [%u] %s:%u  %s\n", d.global_index, d.backend_name, d.backend_index, d.name);
     std::printf("      type            %s%s\n", d.is_cpu ? "CPU" : "GPU",
                 d.unified_memory ? ", unified memory" : "");
     std::printf("      driver          %s, version %s (%u)%s%s\n", d.driver_name,
@@ -123,8 +121,7 @@ void print_json(const Snapshot& snap, hal_status init) {
   w.key("devices").begin_array();
   for (const hal_device_info& d : snap.devices) {
     w.begin_object();
-    w.field("selector",
-            std::string(d.backend_name) + ":" + std::to_string(d.backend_index));
+    w.field("selector", std::string(d.backend_name) + ":" + std::to_string(d.backend_index));
     hal_tools::write_device_fields(w, d);
     w.end_object();
   }
