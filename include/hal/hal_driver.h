@@ -39,7 +39,8 @@
  * for the calling thread, returned by |error_message|: one sentence naming the driver's own
  * error (such as VK_ERROR_OUT_OF_DEVICE_MEMORY) and a hint. The core prefixes the name of the
  * public call and gives it to the user through hal_last_error(). HAL_ERROR_DEVICE_LOST marks the
- * device lost for good: the core then fails every later call on it without calling the driver.
+ * device lost for good: the core then fails every later call on it without calling the driver
+ * (hal_driver_host.device_lost does the same where no such status can be returned).
  *
  * Nothing may unwind across this interface: a driver written in C++ catches its exceptions.
  *
@@ -202,6 +203,18 @@ typedef struct hal_driver_host {
   /* One completed operation on |row| of |device|, [begin_ns, end_ns] on the trace's clock. */
   void (*trace_span)(hal_driver_device device, uint32_t row, const hal_driver_trace_op* op,
                      uint64_t begin_ns, uint64_t end_ns);
+  /* Marks |device| lost for good, as returning HAL_ERROR_DEVICE_LOST does, where the driver
+   * finds the loss without that status to return: a fault that this call reports as
+   * HAL_ERROR_LAUNCH_FAILED but that leaves the device unusable (a poisoned CUDA context), or
+   * one seen inside a destroy entry or on a thread of the driver's own. |cause| is one
+   * sentence naming the driver's error (copied; may be NULL); the first cause is kept and
+   * quoted by every later call on the device, which the core fails without calling the
+   * driver. The core keeps the only record of loss: a driver keeps none of its own. */
+  void (*device_lost)(hal_driver_device device, const char* cause);
+  /* 1 once |device| is lost (reported either way), else 0. A driver asks before it waits for
+   * the device where the core cannot answer for it (destroy entries, frees): a lost device may
+   * never finish its work. */
+  int (*device_is_lost)(hal_driver_device device);
 } hal_driver_host;
 
 /* ===========================================================================================

@@ -4,7 +4,8 @@
 // included by the core.
 //
 // Everything the core promises in hal_driver.h holds here: handles, ranges, launch geometry and
-// arguments are checked before a method runs, and the device-lost latch lives in the core.
+// arguments are checked before a method runs, and the device-lost latch lives in the core
+// (Device::report_lost and Device::lost reach it).
 //
 // Conventions for every method:
 //  - return HAL_SUCCESS, or the result of hal::fail(status, message): the message reaches
@@ -152,6 +153,16 @@ class Device {
   virtual hal_status load_module(hal_ir ir, const uint8_t* blob, size_t size,
                                  const ModuleOptions& options, std::unique_ptr<Module>* out) = 0;
   virtual hal_status synchronize() = 0;
+
+  // Device loss, of which the core keeps the only record (hal_driver_host.device_lost and
+  // device_is_lost). report_lost tells the core, with |cause|, where the driver finds the device
+  // unusable without returning HAL_ERROR_DEVICE_LOST (a poisoned context, a fault seen in a
+  // destructor); lost() asks it, before waiting for the device where a lost one may never
+  // finish. The core checks loss before every call, so no method needs to ask first. Without a
+  // core (a test driving a device directly) they go to the host the test attached
+  // (attach_host_for_testing), or report_lost only logs and lost() is false.
+  void report_lost(const std::string& cause);
+  bool lost() const;
 };
 
 class Backend {

@@ -17,6 +17,8 @@
 
 namespace hal {
 
+struct DeviceObject;
+
 struct Driver {
   hal_driver table{};  // the driver's table, zero-filled past its struct_size
   std::string origin;  // the module's file, or "built into this program" for in-process drivers
@@ -34,10 +36,10 @@ hal_status adopt_driver(hal_driver_query_fn query, std::string origin,
 // The core's services for drivers (logging, the timeline trace), passed to every init.
 const hal_driver_host* driver_host();
 
-// Tells the trace services which device a driver handle is; |info| (the core's copy, with the
-// global index) must live until exit. False when another device (of any driver) already has
-// this handle: the services could not tell the two apart.
-bool register_driver_device(hal_driver_device device, const hal_device_info* info);
+// Tells the services of driver_host() which device a driver handle is (the trace uses its
+// info, device_lost its latch); |object| must live until exit. False when another device (of
+// any driver) already has this handle: the services could not tell the two apart.
+bool register_driver_device(hal_driver_device device, DeviceObject* object);
 
 // The backend name a module file suggests ("libhal_driver_npu.so" -> "npu"), used to list a
 // module that failed before it could say its own name; the file name itself otherwise.

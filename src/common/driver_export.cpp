@@ -1,10 +1,12 @@
 #include "common/driver_export.h"
 
 #include "common/error.h"
+#include "common/log.h"
 #include "common/trace.h"
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -316,6 +318,35 @@ hal_driver cxx_driver_table(const char* name, hal_backend kind) {
 
 const hal_driver_host* attached_host() {
   return g_host.load();
+}
+
+void attach_host_for_testing(const hal_driver_host* host) {
+  g_host.store(host);
+}
+
+namespace {
+// The host's device-loss entries, or nullptr when there is no host or it predates them.
+const hal_driver_host* host_with_loss_entries() {
+  const hal_driver_host* host = attached_host();
+  if (host == nullptr || host->struct_size < offsetof(hal_driver_host, device_is_lost) +
+                                                 sizeof(host->device_is_lost)) {
+    return nullptr;
+  }
+  return host;
+}
+}  // namespace
+
+void Device::report_lost(const std::string& cause) {
+  if (const hal_driver_host* host = host_with_loss_entries()) {
+    host->device_lost(handle_of(this), cause.c_str());
+  } else {
+    log()->error("device '{}' lost: {}", info.name, cause);
+  }
+}
+
+bool Device::lost() const {
+  const hal_driver_host* host = host_with_loss_entries();
+  return host != nullptr && host->device_is_lost(handle_of(const_cast<Device*>(this))) != 0;
 }
 
 hal_driver_device handle_of(Device* device) {

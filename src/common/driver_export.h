@@ -35,6 +35,9 @@ hal_driver cxx_driver_table(const char* name, hal_backend kind);
 
 // The services of the core this driver was initialised by; nullptr before init.
 const hal_driver_host* attached_host();
+// For tests that drive a driver's devices without a core: the services they see (a host
+// double), or nullptr for none.
+void attach_host_for_testing(const hal_driver_host* host);
 // The driver handle of |device|, as the core knows it.
 hal_driver_device handle_of(Device* device);
 // The device whose info is |info| (an exported device), or nullptr.

@@ -1,6 +1,8 @@
-// The core's services for drivers (hal_driver_host): hal's log and the timeline trace.
+// The core's services for drivers (hal_driver_host): hal's log, the timeline trace and the
+// device-lost latch.
 #include "common/driver.h"
 #include "common/log.h"
+#include "common/objects.h"
 #include "common/trace.h"
 
 #include <map>
@@ -40,13 +42,18 @@ uint64_t host_trace_now_ns() {
 }
 
 std::mutex g_devices_mutex;
-std::map<hal_driver_device, const hal_device_info*>* g_devices = nullptr;  // leaked: used at exit
+std::map<hal_driver_device, DeviceObject*>* g_devices = nullptr;  // leaked: used at exit
 
-const hal_device_info* find_info(hal_driver_device device) {
+DeviceObject* find_device(hal_driver_device device) {
   std::lock_guard lock(g_devices_mutex);
   if (g_devices == nullptr) return nullptr;
   auto it = g_devices->find(device);
   return it == g_devices->end() ? nullptr : it->second;
+}
+
+const hal_device_info* find_info(hal_driver_device device) {
+  const DeviceObject* object = find_device(device);
+  return object != nullptr ? &object->info : nullptr;
 }
 
 uint32_t host_trace_stream_row(hal_driver_device device) {
@@ -83,6 +90,15 @@ void host_trace_span(hal_driver_device handle, uint32_t row, const hal_driver_tr
   trace::device_span(*device, row, out, begin_ns, end_ns);
 }
 
+void host_device_lost(hal_driver_device device, const char* cause) {
+  if (DeviceObject* object = find_device(device)) object->mark_lost(cause != nullptr ? cause : "");
+}
+
+int host_device_is_lost(hal_driver_device device) {
+  const DeviceObject* object = find_device(device);
+  return object != nullptr && object->lost.load() ? 1 : 0;
+}
+
 const hal_driver_host kHost = {
     sizeof(hal_driver_host),
     HAL_DRIVER_INTERFACE_VERSION,
@@ -92,14 +108,16 @@ const hal_driver_host kHost = {
     &host_trace_now_ns,
     &host_trace_stream_row,
     &host_trace_span,
+    &host_device_lost,
+    &host_device_is_lost,
 };
 
 }  // namespace
 
-bool register_driver_device(hal_driver_device device, const hal_device_info* info) {
+bool register_driver_device(hal_driver_device device, DeviceObject* object) {
   std::lock_guard lock(g_devices_mutex);
-  if (g_devices == nullptr) g_devices = new std::map<hal_driver_device, const hal_device_info*>();
-  return g_devices->emplace(device, info).second;
+  if (g_devices == nullptr) g_devices = new std::map<hal_driver_device, DeviceObject*>();
+  return g_devices->emplace(device, object).second;
 }
 
 const hal_driver_host* driver_host() {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hal {
@@ -41,9 +42,17 @@ struct DeviceObject : Object {
   // The live host allocation holding all of [host, host + size), copied into |*out|; false when
   // none does (ordinary memory) or the driver has no host_alloc of its own.
   bool find_host_allocation(const void* host, size_t size, hal_driver_host_allocation* out);
-  // Set once a driver call reports HAL_ERROR_DEVICE_LOST; every later call fails fast. The one
-  // record of device loss: drivers keep none.
+  // The one record of device loss (drivers keep none). Set when a driver call returns
+  // HAL_ERROR_DEVICE_LOST or the driver reports loss through hal_driver_host.device_lost; every
+  // later call on the device fails fast (check_not_lost), quoting the first cause.
   std::atomic<bool> lost{false};
+  // Latches the loss with |cause| (the first cause is kept) and logs it once.
+  void mark_lost(std::string_view cause);
+  std::string lost_cause() const;
+
+ private:
+  mutable std::mutex lost_mutex_;
+  std::string lost_cause_;  // guarded by lost_mutex_
 };
 
 struct StreamObject : Object {

@@ -212,7 +212,7 @@ void init_backend(BackendEntry& entry) {
     info.driver_name[sizeof(info.driver_name) - 1] = '\0';
     info.driver_info[sizeof(info.driver_info) - 1] = '\0';
     object->label = fmt::format("{}:{} ({})", entry.name, entry.devices.size(), info.name);
-    if (object->impl == nullptr || !register_driver_device(object->impl, &info)) {
+    if (object->impl == nullptr || !register_driver_device(object->impl, object.get())) {
       log()->warn(
           "backend {}: device {} is left out: its handle {} is null or another device's "
           "(driver handles must be distinct pointers)",
@@ -416,20 +416,37 @@ std::shared_ptr<DeviceObject> lookup_device(hal_device device) {
   return find_as<DeviceObject>(device, HandleKind::kDevice, "device");
 }
 
+void DeviceObject::mark_lost(std::string_view cause) {
+  std::lock_guard lock(lost_mutex_);
+  if (lost.load()) return;
+  lost_cause_ = cause.empty() ? "the driver gave no cause" : std::string(cause);
+  lost.store(true);
+  log()->error("device {} lost: {}", label, lost_cause_);
+}
+
+std::string DeviceObject::lost_cause() const {
+  std::lock_guard lock(lost_mutex_);
+  return lost_cause_;
+}
+
 hal_status driver_failure(DeviceObject& device, hal_status status) {
-  if (status == HAL_ERROR_DEVICE_LOST) device.lost.store(true);
   const char* message = device.driver->table.error_message();
-  if (message != nullptr && *message != '\0') return fail(status, message);
+  const bool has_message = message != nullptr && *message != '\0';
+  if (status == HAL_ERROR_DEVICE_LOST) {
+    device.mark_lost(has_message ? std::string_view(message) : std::string_view());
+  }
+  if (has_message) return fail(status, message);
   return failf(status, "the driver of device {} failed with {} and gave no reason", device.label,
                status_name(status));
 }
 
 hal_status check_not_lost(const DeviceObject& device) {
-  if (!device.lost.load()) return HAL_SUCCESS;
+  if (!device.lost.load()) [[likely]]
+    return HAL_SUCCESS;
   return failf(HAL_ERROR_DEVICE_LOST,
-               "device {} was lost earlier; nothing more can run on it. Restart the process "
-               "(and check the driver's logs for the cause)",
-               device.label);
+               "device {} was lost earlier ({}); nothing more can run on it. Restart the process "
+               "to use it again",
+               device.label, device.lost_cause());
 }
 
 }  // namespace hal

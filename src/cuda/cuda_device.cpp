@@ -178,12 +178,6 @@ hal_status CudaDevice::query() {
 }
 
 hal_status CudaDevice::enter() {
-  if (const CUresult lost = lost_.load(); lost != CUDA_SUCCESS) {
-    return failf(HAL_ERROR_DEVICE_LOST,
-                 "CUDA device {} ({}) is unusable since an earlier error ({}). Restart the "
-                 "process to use it again",
-                 ordinal_, info.name, driver_->error_name(lost));
-  }
   CUcontext context = context_.load();
   if (context == nullptr) {
     std::lock_guard<std::mutex> lock(context_mutex_);
@@ -208,14 +202,11 @@ hal_status CudaDevice::enter() {
 
 hal_status CudaDevice::check(CUresult result, std::string_view what, std::string_view detail) {
   if (result == CUDA_SUCCESS) return HAL_SUCCESS;
-  if (poisons_context(result)) {
-    CUresult expected = CUDA_SUCCESS;
-    if (lost_.compare_exchange_strong(expected, result)) {
-      log()->error("cuda: device {} ({}) lost: {} returned {}", ordinal_, info.name, what,
-                   driver_->error_name(result));
-    }
-  }
-  return fail_result(*driver_, result, what, detail);
+  const hal_status status = fail_result(*driver_, result, what, detail);
+  // The context is unusable from now on, though this call reports the fault itself (such as
+  // HAL_ERROR_LAUNCH_FAILED): the core records the loss and refuses every later call.
+  if (poisons_context(result)) report_lost(pending_error());
+  return status;
 }
 
 hal_status CudaDevice::synchronize() {

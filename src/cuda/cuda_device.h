@@ -8,9 +8,10 @@
 // application that also uses the CUDA runtime shares the same context and memory.
 //
 // Context loss: when a driver call returns a context-poisoning result (see cuda_status.h), the
-// call returns its mapped status and the device is marked lost; every later call on it returns
-// HAL_ERROR_DEVICE_LOST naming the first error, except frees, which succeed (the memory went
-// with the context).
+// call returns its mapped status and reports the loss to the core (Device::report_lost), which
+// fails every later call on the device naming the first error. Frees and destructors still run
+// on a lost device; they ask Device::lost() and leave the dead context alone (the memory went
+// with it).
 //
 // Thread-safety: every method may be called from several threads at once.
 //
@@ -42,13 +43,11 @@ class CudaDevice final : public Device {
   // Fills |info| from the driver. Fails naming the query that failed.
   hal_status query();
 
-  // Fails with HAL_ERROR_DEVICE_LOST once the device is lost; otherwise retains the primary
-  // context if needed and makes it current on the calling thread.
+  // Retains the primary context if needed and makes it current on the calling thread.
   hal_status enter();
-  // HAL_SUCCESS for CUDA_SUCCESS; otherwise marks the device lost when |result| poisons the
-  // context and returns fail_result(|result|, |what|, |detail|).
+  // HAL_SUCCESS for CUDA_SUCCESS; otherwise returns fail_result(|result|, |what|, |detail|),
+  // reporting the device lost first when |result| poisons the context.
   hal_status check(CUresult result, std::string_view what, std::string_view detail = {});
-  bool lost() const { return lost_.load() != CUDA_SUCCESS; }
 
   const DriverApi& api() const { return driver_->api(); }
   const Driver& driver() const { return *driver_; }
@@ -87,7 +86,6 @@ class CudaDevice final : public Device {
 
   std::mutex context_mutex_;  // guards retaining the context
   std::atomic<CUcontext> context_{nullptr};
-  std::atomic<CUresult> lost_{CUDA_SUCCESS};
 };
 
 }  // namespace hal::cuda

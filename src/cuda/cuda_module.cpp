@@ -316,12 +316,13 @@ hal_status check_binary(hal_ir ir, const uint8_t* blob, size_t size) {
 }
 
 CudaModule::~CudaModule() {
+  if (device_.lost()) return;  // a lost context took the module with it
   // Launches already issued must finish before their code goes away.
   if (device_.enter() != HAL_SUCCESS) {
     clear_pending_error();
-    return;  // a lost context took the module with it
+    return;
   }
-  // A fault reported here still marks the device lost; the destructor has no caller to tell.
+  // A fault seen here is reported to the core (check), as the destructor has no caller to tell.
   if (device_.check(device_.api().cuCtxSynchronize(), "cuCtxSynchronize before cuModuleUnload") !=
       HAL_SUCCESS) {
     clear_pending_error();

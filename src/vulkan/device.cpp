@@ -316,18 +316,11 @@ void VulkanDevice::wait_idle() {
   vk_.vkDeviceWaitIdle(device_);
 }
 
-hal_status VulkanDevice::lost_status() const {
-  return hal::failf(HAL_ERROR_DEVICE_LOST,
-                    "device '{}' was lost earlier (VK_ERROR_DEVICE_LOST); every call on it fails "
-                    "now. Restart the process",
-                    info.name);
-}
-
 hal_status VulkanDevice::check(VkResult result, std::string_view what, std::string_view hint) {
-  if (result == VK_ERROR_DEVICE_LOST) {
-    if (!lost_.exchange(true)) hal::log()->error("vulkan: device '{}' lost in {}", info.name, what);
-  }
-  return vk_fail(result, what, hint);
+  const hal_status status = vk_fail(result, what, hint);
+  // Also reported where the status reaches no caller (destructors, waits after a free).
+  if (result == VK_ERROR_DEVICE_LOST) report_lost(hal::pending_error());
+  return status;
 }
 
 uint64_t VulkanDevice::trace_host_ns(uint64_t ticks, uint64_t anchor_ns) {
@@ -378,7 +371,6 @@ void VulkanDevice::register_stream(const std::shared_ptr<StreamCore>& core) {
 }
 
 hal_status VulkanDevice::wait_all_streams() {
-  if (lost()) return lost_status();
   std::vector<std::shared_ptr<StreamCore>> live;
   {
     std::lock_guard<std::mutex> lock(streams_mutex_);
@@ -394,7 +386,6 @@ hal_status VulkanDevice::wait_all_streams() {
 }
 
 hal_status VulkanDevice::mem_alloc(size_t size, Allocation* out) {
-  if (lost()) return lost_status();
   return memory_->allocate(size, out);
 }
 
@@ -409,7 +400,6 @@ hal_status VulkanDevice::mem_free(const Allocation& alloc) {
 }
 
 hal_status VulkanDevice::host_alloc(size_t size, HostAllocation* out) {
-  if (lost()) return lost_status();
   return memory_->host_allocate(size, out);
 }
 
@@ -432,7 +422,6 @@ hal_status VulkanDevice::host_pointer(const Allocation& alloc, uint64_t offset, 
 }
 
 hal_status VulkanDevice::create_stream(std::unique_ptr<hal::Stream>* out) {
-  if (lost()) return lost_status();
   auto core = std::make_shared<StreamCore>(*this);
   hal_status status = core->init();
   if (status != HAL_SUCCESS) return status;
@@ -442,7 +431,6 @@ hal_status VulkanDevice::create_stream(std::unique_ptr<hal::Stream>* out) {
 }
 
 hal_status VulkanDevice::create_event(std::unique_ptr<hal::Event>* out) {
-  if (lost()) return lost_status();
   *out = std::make_unique<VulkanEvent>(*this);
   return HAL_SUCCESS;
 }

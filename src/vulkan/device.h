@@ -5,9 +5,9 @@
 // size control, scalar block layout, the Vulkan memory model), requires timeline semaphores, and
 // fills hal_device_info.
 //
-// Device loss: once any Vulkan call reports VK_ERROR_DEVICE_LOST the device is marked lost, and
-// every later operation on it (streams, events, modules included) returns HAL_ERROR_DEVICE_LOST
-// at once instead of waiting on work that will never finish.
+// Device loss: a Vulkan call that reports VK_ERROR_DEVICE_LOST (through check) reports the loss
+// to the core, which refuses every later call on the device. Destructors, frees and waits ask
+// Device::lost() so that they never wait for work a lost device will not finish.
 //
 // Thread-safety: every method may be called from several threads. The single VkQueue is guarded
 // by an internal mutex (vkQueueSubmit needs external synchronisation); the memory manager and
@@ -20,7 +20,6 @@
 
 #include <spirv-tools/libspirv.h>
 
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -96,10 +95,7 @@ class VulkanDevice : public hal::Device {
   MemoryManager& memory() { return *memory_; }
   PipelineCache& pipeline_cache() { return *pipeline_cache_; }
 
-  bool lost() const { return lost_.load(std::memory_order_relaxed); }
-  // HAL_ERROR_DEVICE_LOST with a message; marks nothing.
-  hal_status lost_status() const;
-  // vk_fail() for a failed |result|, marking the device lost on VK_ERROR_DEVICE_LOST.
+  // vk_fail() for a failed |result|, reporting the device lost on VK_ERROR_DEVICE_LOST.
   hal_status check(VkResult result, std::string_view what, std::string_view hint = {});
 
   // vkQueueSubmit under the queue lock.
@@ -138,7 +134,6 @@ class VulkanDevice : public hal::Device {
   DeviceCaps caps_;
   std::unique_ptr<MemoryManager> memory_;
   std::unique_ptr<PipelineCache> pipeline_cache_;
-  std::atomic<bool> lost_{false};
   std::once_flag trace_clock_once_;
   int64_t trace_clock_offset_ns_ = 0;  // host ns minus device ns, set once
   std::mutex streams_mutex_;

@@ -23,7 +23,6 @@ std::shared_ptr<EventCapture> VulkanEvent::capture() {
 }
 
 hal_status VulkanEvent::synchronize() {
-  if (device_.lost()) return device_.lost_status();
   std::shared_ptr<EventCapture> captured = capture();
   if (!captured) return HAL_SUCCESS;
   hal_status status = captured->core->wait_value(captured->value);
@@ -32,7 +31,6 @@ hal_status VulkanEvent::synchronize() {
 }
 
 hal_status VulkanEvent::query() {
-  if (device_.lost()) return device_.lost_status();
   std::shared_ptr<EventCapture> captured = capture();
   if (!captured) return HAL_SUCCESS;
   bool done = false;
@@ -56,7 +54,6 @@ hal_status VulkanEvent::timestamp(const EventCapture& captured, uint64_t* ticks)
 }
 
 hal_status VulkanEvent::elapsed_ms(hal::Event& end_event, float* ms) {
-  if (device_.lost()) return device_.lost_status();
   if (!device_.caps().timestamps) {
     return hal::fail(HAL_ERROR_NOT_SUPPORTED,
                      "the device's compute queue has no timestamps (timestampValidBits is 0)");

@@ -511,7 +511,6 @@ VulkanModule::~VulkanModule() {
 
 hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t size,
                              const ModuleOptions& options, std::unique_ptr<hal::Module>* out) {
-  if (device.lost()) return device.lost_status();
   if (size % 4 != 0 || size < 20) {
     return hal::failf(HAL_ERROR_INVALID_IR,
                       "a SPIR-V module is a sequence of 32-bit words with a 5-word header; {} "

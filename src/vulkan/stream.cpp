@@ -123,7 +123,6 @@ hal_status VulkanStream::record_copy(VkBuffer src, uint64_t src_offset, VkBuffer
 hal_status VulkanStream::copy_htod(const DeviceRange& dst, const void* src, size_t size,
                                    const HostAllocation* /*host*/) {
   // Staged even from a host_alloc buffer: the caller may reuse |src| once this returns.
-  if (device_.lost()) return device_.lost_status();
   auto lock = core_->lock();
   const Located to = locate(dst);
   if (to.block->mapped != nullptr && core_->idle_locked()) {
@@ -141,7 +140,6 @@ hal_status VulkanStream::copy_htod(const DeviceRange& dst, const void* src, size
 
 hal_status VulkanStream::copy_dtoh(void* dst, const DeviceRange& src, size_t size,
                                    const HostAllocation* host) {
-  if (device_.lost()) return device_.lost_status();
   auto lock = core_->lock();
   const Located from = locate(src);
   if (from.block->mapped != nullptr && core_->idle_locked()) {
@@ -170,7 +168,6 @@ hal_status VulkanStream::copy_dtoh(void* dst, const DeviceRange& src, size_t siz
 }
 
 hal_status VulkanStream::copy_dtod(const DeviceRange& dst, const DeviceRange& src, size_t size) {
-  if (device_.lost()) return device_.lost_status();
   auto lock = core_->lock();
   const Located to = locate(dst);
   const Located from = locate(src);
@@ -195,7 +192,6 @@ hal_status VulkanStream::fill_bytes_staged(VkBuffer buffer, uint64_t offset, uin
 
 hal_status VulkanStream::fill(const DeviceRange& dst, uint32_t pattern, uint32_t pattern_size,
                               size_t bytes) {
-  if (device_.lost()) return device_.lost_status();
   auto lock = core_->lock();
   const Located to = locate(dst);
   const uint32_t word = pattern_size == 1 ? (pattern & 0xFFu) * 0x01010101u : pattern;
@@ -256,7 +252,6 @@ bool VulkanStream::same_buffers(const std::vector<VkDescriptorBufferInfo>& buffe
 }
 
 hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& params) {
-  if (device_.lost()) return device_.lost_status();
   auto& vulkan_function = static_cast<VulkanFunction&>(function);
   // The function (and so its state) outlives this call; the batch takes its own reference below.
   const std::shared_ptr<FunctionState>& state = vulkan_function.state;
@@ -370,7 +365,6 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
 }
 
 hal_status VulkanStream::record(hal::Event& event) {
-  if (device_.lost()) return device_.lost_status();
   auto& vulkan_event = static_cast<VulkanEvent&>(event);
   auto capture = std::make_shared<EventCapture>(device_);
   capture->core = core_;
@@ -399,7 +393,6 @@ hal_status VulkanStream::record(hal::Event& event) {
 }
 
 hal_status VulkanStream::wait(hal::Event& event) {
-  if (device_.lost()) return device_.lost_status();
   std::shared_ptr<EventCapture> captured = static_cast<VulkanEvent&>(event).capture();
   if (!captured || captured->core == core_) return HAL_SUCCESS;  // nothing, or earlier here
   bool done = false;

@@ -184,7 +184,6 @@ hal_status StreamCore::open_batch_locked() {
 
 hal_status StreamCore::begin_command(VkPipelineStageFlags stage, VkCommandBuffer* cmd,
                                      const trace::Op* traced) {
-  if (device_.lost()) return device_.lost_status();
   hal_status status = open_batch_locked();
   if (status != HAL_SUCCESS) return status;
   if (stage != 0) {
@@ -402,7 +401,6 @@ bool StreamCore::idle_locked() {
 }
 
 hal_status StreamCore::flush_locked() {
-  if (device_.lost()) return device_.lost_status();
   if (!open_ && waits_.empty()) return HAL_SUCCESS;
   hal_status status = open_batch_locked();
   if (status != HAL_SUCCESS) return status;
@@ -548,7 +546,10 @@ hal_status StreamCore::wait_semaphore(uint64_t value) {
   info.pSemaphores = &semaphore_;
   info.pValues = &value;
   for (;;) {
-    if (device_.lost()) return device_.lost_status();
+    // Another thread may find the device lost while this one waits: a lost device never signals.
+    if (device_.lost()) {
+      return hal::fail(HAL_ERROR_DEVICE_LOST, "the device was lost while this call waited for it");
+    }
     VkResult result = vk.vkWaitSemaphores(device_.handle(), &info, kWaitSliceNs);
     if (result == VK_SUCCESS) return HAL_SUCCESS;
     if (result != VK_TIMEOUT) return device_.check(result, "vkWaitSemaphores");
@@ -571,7 +572,6 @@ hal_status StreamCore::wait_value(uint64_t value) {
 }
 
 hal_status StreamCore::query_value(uint64_t value, bool* done) {
-  if (device_.lost()) return device_.lost_status();
   std::lock_guard<std::mutex> lock(mutex_);
   if (completed_ < value) {
     uint64_t counter = 0;

@@ -340,14 +340,21 @@ hal_status DoubleDevice::enter(const char* what) {
   ++calls_;
   std::lock_guard lock(mutex_);
   if (!injected_) return HAL_SUCCESS;
-  auto [status, message] = *injected_;
+  const Injected injected = *injected_;
   injected_.reset();
-  return hal::failf(status, "{} ({})", message, what);
+  const hal_status status = hal::failf(injected.status, "{} ({})", injected.message, what);
+  if (injected.lose) report_lost(injected.message);
+  return status;
 }
 
 void DoubleDevice::fail_next(hal_status status, std::string message) {
   std::lock_guard lock(mutex_);
-  injected_ = std::make_pair(status, std::move(message));
+  injected_ = Injected{status, std::move(message), false};
+}
+
+void DoubleDevice::fail_next_and_lose(hal_status status, std::string message) {
+  std::lock_guard lock(mutex_);
+  injected_ = Injected{status, std::move(message), true};
 }
 
 hal_status DoubleDevice::mem_alloc(size_t size, hal::Allocation* out) {

@@ -83,6 +83,10 @@ class DoubleDevice : public hal::Device {
   // The next backend call on this device (device, stream or event method) fails with |status|
   // and |message| instead of doing its work.
   void fail_next(hal_status status, std::string message = "failure injected by the test double");
+  // As fail_next, and the call also reports the device lost through the core's host
+  // (Device::report_lost), as a driver does whose fault leaves the device unusable while the
+  // call itself reports another status (HAL_ERROR_LAUNCH_FAILED, say).
+  void fail_next_and_lose(hal_status status, std::string message);
   // While set, Stream::query and Event::query answer HAL_ERROR_NOT_READY.
   void set_pending(bool pending) { pending_.store(pending); }
   // Every stream call (copy, fill, launch, ...) sleeps this long before touching memory, to
@@ -137,7 +141,12 @@ class DoubleDevice : public hal::Device {
   hal_deviceptr next_address_ = 0;
   uint64_t next_token_ = 0;
   std::atomic<int64_t> delay_us_{0};
-  std::optional<std::pair<hal_status, std::string>> injected_;
+  struct Injected {
+    hal_status status;
+    std::string message;
+    bool lose;
+  };
+  std::optional<Injected> injected_;
   std::vector<RecordedLaunch> launches_;
   std::optional<RecordedModuleLoad> last_load_;
   std::atomic<uint64_t> calls_{0};

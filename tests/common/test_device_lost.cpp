@@ -1,6 +1,7 @@
-// The device-lost latch: once a backend reports HAL_ERROR_DEVICE_LOST for a device, every later
-// call on that device fails with it at once, without reaching the backend. A lost device stays
-// lost for the whole process, hence this separate test executable.
+// The device-lost latch: once a backend reports HAL_ERROR_DEVICE_LOST for a device (as a call's
+// status, or through the core's hal_driver_host.device_lost), every later call on that device
+// fails with it at once, quoting the cause, without reaching the backend. A lost device stays
+// lost for the whole process, hence this separate test executable; each test loses its own.
 #include "test_util.h"
 
 #include <string>
@@ -9,7 +10,7 @@
 namespace hal_test {
 namespace {
 
-const bool kInstalled = hal::set_drivers_for_testing({double_factory()});
+const bool kInstalled = hal::set_drivers_for_testing({double_factory(), twin_factory()});
 
 TEST(DeviceLost, LatchesForEveryLaterCallOnThatDeviceOnly) {
   ASSERT_TRUE(kInstalled);
@@ -92,7 +93,8 @@ TEST(DeviceLost, LatchesForEveryLaterCallOnThatDeviceOnly) {
   }
   // One more, checking the text.
   EXPECT_HAL(HAL_ERROR_DEVICE_LOST, hal_stream_synchronize(stream));
-  EXPECT_TRUE(LastErrorIs("hal_stream_synchronize", {"double:1", "was lost earlier"}));
+  EXPECT_TRUE(LastErrorIs("hal_stream_synchronize",
+                          {"double:1", "was lost earlier", "the GPU fell off the bus (injected)"}));
   EXPECT_EQ(d->calls(), calls) << "a call on the lost device reached the backend";
   EXPECT_EQ(d->launches().size(), launches);
   EXPECT_EQ(out_ptr, 0x77u);
@@ -143,6 +145,41 @@ TEST(DeviceLost, ReportedByADeviceCallLatchesToo) {
   EXPECT_TRUE(LastErrorIs("hal_mem_alloc", {"was lost earlier"}));
   EXPECT_HAL(HAL_ERROR_DEVICE_LOST, hal_device_synchronize(cpu));
   EXPECT_EQ(d->calls(), calls);
+}
+
+// A driver whose fault leaves the device unusable while the call reports the fault itself (a
+// poisoned CUDA context: HAL_ERROR_LAUNCH_FAILED) tells the core through its host; the core then
+// latches as for HAL_ERROR_DEVICE_LOST.
+TEST(DeviceLost, ReportedThroughTheHostLatchesWhileTheCallKeepsItsStatus) {
+  hal_device device = nullptr;
+  hal_device other = nullptr;
+  ASSERT_OK(hal_device_find("twin:0", &device));
+  ASSERT_OK(hal_device_find("twin:1", &other));
+  DoubleDevice* d = double_device(device);
+  ASSERT_NE(d, nullptr);
+  hal_stream stream = nullptr;
+  hal_deviceptr p = 0;
+  ASSERT_OK(hal_stream_create(device, &stream));
+  ASSERT_OK(hal_mem_alloc(device, 64, &p));
+
+  d->fail_next_and_lose(HAL_ERROR_LAUNCH_FAILED, "the kernel faulted at 0x40 (injected)");
+  ASSERT_HAL(HAL_ERROR_LAUNCH_FAILED, hal_stream_synchronize(stream));
+  EXPECT_TRUE(LastErrorIs("hal_stream_synchronize", {"the kernel faulted at 0x40 (injected)"}));
+
+  const uint64_t calls = d->calls();
+  EXPECT_HAL(HAL_ERROR_DEVICE_LOST, hal_memset_d8(stream, p, 0, 64));
+  EXPECT_TRUE(LastErrorIs("hal_memset_d8",
+                          {"twin:0", "was lost earlier", "the kernel faulted at 0x40 (injected)"}));
+  EXPECT_HAL(HAL_ERROR_DEVICE_LOST, hal_stream_synchronize(stream));
+  EXPECT_HAL(HAL_ERROR_DEVICE_LOST, hal_mem_alloc(device, 16, &p));
+  EXPECT_EQ(d->calls(), calls) << "a call on the lost device reached the backend";
+  EXPECT_OK(hal_mem_free(device, p));
+  EXPECT_OK(hal_stream_destroy(stream));
+
+  // Its sibling keeps working.
+  hal_deviceptr q = 0;
+  EXPECT_OK(hal_mem_alloc(other, 16, &q));
+  EXPECT_OK(hal_mem_free(other, q));
 }
 
 }  // namespace

@@ -218,10 +218,16 @@ TEST_F(CudaApiTest, ZZ_FaultMakesTheDeviceUnusable) {
   cuda_test_double_fail_next("cuStreamSynchronize", CUDA_ERROR_ILLEGAL_ADDRESS);
   EXPECT_EQ(hal_stream_synchronize(stream_), HAL_ERROR_LAUNCH_FAILED);
   EXPECT_TRUE(contains(hal_last_error(), "CUDA_ERROR_ILLEGAL_ADDRESS")) << hal_last_error();
+  // The core refuses later calls itself, quoting the fault: they never reach libcuda.
+  const int allocs = cuda_test_double_call_count("cuMemAlloc");
+  const int syncs = cuda_test_double_call_count("cuCtxSynchronize");
   hal_deviceptr pointer = 0;
   EXPECT_EQ(hal_mem_alloc(device_, 256, &pointer), HAL_ERROR_DEVICE_LOST);
   EXPECT_TRUE(contains(hal_last_error(), "CUDA_ERROR_ILLEGAL_ADDRESS")) << hal_last_error();
+  EXPECT_TRUE(contains(hal_last_error(), "was lost earlier")) << hal_last_error();
   EXPECT_EQ(hal_device_synchronize(device_), HAL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(cuda_test_double_call_count("cuMemAlloc"), allocs);
+  EXPECT_EQ(cuda_test_double_call_count("cuCtxSynchronize"), syncs);
 }
 
 }  // namespace
