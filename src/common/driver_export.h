@@ -57,7 +57,9 @@ inline Stream* stream_of(hal_driver_stream handle) {
 #define HAL_DEFINE_CXX_DRIVER(function, driver_name, backend_kind, create_backend)          \
   hal_status function(uint32_t core_interface_version, const hal_driver** out) {            \
     (void)core_interface_version;                                                           \
-    static ::hal::CxxDriver state{driver_name, backend_kind, create_backend, nullptr, {}};  \
+    /* Leaked: devices and the backend live until exit, after every static destructor. */   \
+    static ::hal::CxxDriver& state =                                                        \
+        *new ::hal::CxxDriver{driver_name, backend_kind, create_backend, nullptr, {}};      \
     static const hal_driver table = [] {                                                    \
       hal_driver t = ::hal::cxx_driver_table(driver_name, backend_kind);                    \
       t.init = [](const hal_driver_host* host, uint32_t* count) {                           \

@@ -6,6 +6,8 @@
 
 #include <hal/hal.h>
 
+#include <cstring>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,10 +20,14 @@ std::string sniff_ir_one(const uint8_t* data, size_t size) {
   hal_ir ir = HAL_IR_AUTO;
   const hal_status status = hal::sniff_ir(bytes.data(), bytes.size(), &ir);
   if (status == HAL_SUCCESS) {
-    if (ir != HAL_IR_PTX && ir != HAL_IR_SPIRV && ir != HAL_IR_CUBIN && ir != HAL_IR_FATBIN) {
+    if (ir != HAL_IR_PTX && ir != HAL_IR_SPIRV && ir != HAL_IR_CUBIN && ir != HAL_IR_FATBIN &&
+        ir != HAL_IR_BUILTIN) {
       return "sniff_ir succeeded with the kind " + std::to_string(static_cast<int>(ir));
     }
     if (ir == HAL_IR_SPIRV && size < 4) return "SPIR-V sniffed from fewer than 4 bytes";
+    if (ir == HAL_IR_BUILTIN && (size <= 4 || std::memcmp(bytes.data(), "HALK", 4) != 0)) {
+      return "a built-in kernel sniffed from a blob without \"HALK\" and a name";
+    }
     return {};
   }
   if (status != HAL_ERROR_INVALID_IR) {
