@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common.h"
+#include "plan.h"
 #include "raw_cuda.h"
 
 #ifdef HAL_BENCH_HAVE_OPENBLAS
@@ -89,6 +90,108 @@ class Sgemm {
   std::map<uint32_t, std::vector<double>> cache_;
 };
 
+// One planned launch (plan.h): its module, loaded with the plan's specialisation constants.
+class PlannedKernel {
+ public:
+  PlannedKernel(const Context& ctx, const hal_kernels::tune::MatmulPlan& plan) : plan_(plan) {
+    BENCH_CHECK(hal_kernels::tune::load_plan(ctx.device, plan, &module_, &function_));
+  }
+  ~PlannedKernel() {
+    if (module_ != nullptr) hal_module_unload(module_);
+  }
+  PlannedKernel(const PlannedKernel&) = delete;
+  PlannedKernel& operator=(const PlannedKernel&) = delete;
+  void launch(hal_stream stream, const std::vector<void*>& args) const {
+    hal_launch_config config{};
+    for (int i = 0; i < 3; ++i) {
+      config.grid[i] = plan_.grid[i];
+      config.block[i] = plan_.block[i];
+    }
+    BENCH_CHECK(hal_launch(stream, function_, &config, args.data()));
+  }
+
+ private:
+  hal_kernels::tune::MatmulPlan plan_;
+  hal_module module_ = nullptr;
+  hal_function function_ = nullptr;
+};
+
+// For each tiled family: what plan_matmul chooses for the shape (tuned by hal-tune, or the
+// default) against the family's default, alternated run by run in the same run, so the ratio
+// is the speedup tuning bought on this device.
+void bench_planned(Context& ctx, const std::vector<uint32_t>& sizes, uint32_t reps) {
+  namespace tune = hal_kernels::tune;
+  for (const std::string& family : tune::MatmulProblem::families()) {
+    for (uint32_t size : sizes) {
+      const std::string name = "planned_" + family + "_" + std::to_string(size);
+      if (!ctx.wants(name)) continue;
+      std::string why;
+      tune::MatmulPlan plan;
+      if (!tune::plan_matmul(ctx.device, family, {size, size, size}, &plan, &why,
+                             &ctx.tuning_dir)) {
+        ctx.report->note("matmul: " + name + " skipped: " + why);
+        continue;
+      }
+      // The default: the same family with no database (what plan_matmul falls back to).
+      tune::MatmulPlan base = plan;
+      {
+        hal_device_info info = ctx.info;
+        for (const tune::Candidate& c : tune::matmul_candidates(info, family, &why)) {
+          if (!c.is_default) continue;
+          base.kernel = c.kernel;
+          base.blob = c.blob;
+          base.blob_size = c.blob_size;
+          base.specializations = c.specializations;
+          base.grid[0] = (size + c.tile[1] - 1) / c.tile[1];
+          base.grid[1] = (size + c.tile[0] - 1) / c.tile[0];
+          base.label = c.label;
+        }
+      }
+      const bool f16 = family.size() > 4 && family.compare(family.size() - 4, 4, "_f16") == 0;
+      const size_t bytes = size_t{size} * size * (f16 ? 2 : 4);
+      DeviceBuffer a(ctx, bytes), b(ctx, bytes), c(ctx, bytes);
+      const uint32_t one = f16 ? 0x3C003C00u : 0x3F800000u;
+      BENCH_CHECK(hal_memset_d32(ctx.stream, a.ptr, one, bytes / 4));
+      BENCH_CHECK(hal_memset_d32(ctx.stream, b.ptr, one, bytes / 4));
+      uint32_t m = size, n = size, k = size, lda = size, ldb = size, ldc = size;
+      float alpha = 1.0f, beta = 0.0f;
+      const std::vector<void*> args = {&a.ptr, &b.ptr, &c.ptr, &m,     &n,   &k,
+                                       &lda,   &ldb,   &ldc,   &alpha, &beta};
+      PlannedKernel planned(ctx, plan), fallback(ctx, base);
+      std::vector<double> planned_us, base_us;
+      time_interleaved(
+          1, reps,
+          [&] {
+            planned.launch(ctx.stream, args);
+            BENCH_CHECK(hal_stream_synchronize(ctx.stream));
+          },
+          [&] {
+            fallback.launch(ctx.stream, args);
+            BENCH_CHECK(hal_stream_synchronize(ctx.stream));
+          },
+          &planned_us, &base_us);
+      const double flop = 2.0 * size * size * size;
+      auto rate = [flop](double t) { return t > 0 ? flop / (t * 1e3) : 0.0; };
+      Figure f;
+      f.family = "matmul";
+      f.name = name;
+      f.what = "GFLOP/s of what plan_matmul chooses for M = N = K = size, launch and synchronize";
+      f.unit = "GFLOP/s";
+      f.higher_is_better = true;
+      f.params = {{"family", family},
+                  {"size", std::to_string(size)},
+                  {"choice", plan.label},
+                  {"tuned", plan.tuned ? "yes" : "no"}};
+      f.value = Stats::of(planned_us).map(rate);
+      f.has_baseline = true;
+      f.baseline_name = "the family's default (" + base.label + "), alternated in the same run";
+      f.baseline = Stats::of(base_us).map(rate);
+      f.note = (plan.tuned ? "tuned: " : "not tuned: ") + plan.source;
+      ctx.report->add(std::move(f));
+    }
+  }
+}
+
 }  // namespace
 
 void bench_matmul(Context& ctx) {
@@ -102,6 +205,8 @@ void bench_matmul(Context& ctx) {
   const uint32_t reps = ctx.reps(7, 1);
   Sgemm sgemm(ctx);
   if (!sgemm.available()) ctx.report->note("matmul: no sgemm baseline: " + sgemm.missing());
+
+  bench_planned(ctx, sizes, reps);
 
   for (uint32_t index = 0; index < hal_kernels_count(); ++index) {
     const hal_kernel_info* info = hal_kernels_get(index);

@@ -40,7 +40,8 @@ struct Context {
   hal_device_info info{};
   hal_ir ir = HAL_IR_SPIRV;  // PTX on CUDA devices, SPIR-V elsewhere
   hal_stream stream = nullptr;
-  std::string exe_path;  // this program, for the module-load children
+  std::string exe_path;    // this program, for the module-load children
+  std::string tuning_dir;  // where hal-tune's database is (the user's cache, not the run's)
   Report* report = nullptr;
 
   bool is_cuda() const { return info.backend == HAL_BACKEND_CUDA; }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common.h"
+#include "tuning_db.h"
 
 namespace {
 
@@ -109,6 +110,10 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The tuning database is the user's (hal-tune wrote it there): found before the cache
+  // directory below replaces HAL_CACHE_DIR.
+  const std::string tuning_dir = hal_kernels::tune::default_directory();
+
   // The parent's own pipeline cache lives in a temporary directory, set before the first hal
   // call, so that the user's cache neither helps nor is touched by the benchmark.
   // In TMPDIR when it is set, like every other temporary file.
@@ -131,6 +136,7 @@ int main(int argc, char** argv) {
   ctx.options = options;
   ctx.report = &report;
   ctx.exe_path = self_path();
+  ctx.tuning_dir = tuning_dir;
   report.set_config(options.quick, options.reps, options.filter);
   const double start_us = bench::now_us();
   int status = 0;

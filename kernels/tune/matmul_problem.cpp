@@ -1,0 +1,400 @@
+#include "matmul_problem.h"
+
+#include <hal_kernels/hal_kernels.h>
+#include <hal_kernels/reference.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace hal_kernels::tune {
+namespace {
+
+namespace ref = hal_kernels::ref;
+
+// The small check shape: no multiple of any tile, so every partial-tile path runs.
+constexpr MatmulShape kCheckShape = {70, 45, 37};
+constexpr float kCheckAlpha = 1.5f;
+constexpr float kCheckBeta = 0.5f;
+// The tiles the pack has shipped with: the baseline of every result.
+constexpr uint32_t kDefaultBm = 64, kDefaultBn = 64, kDefaultBk = 16;
+
+std::string status_text(const char* call, hal_status status) {
+  return std::string(call) + " failed: " + hal_status_string(status) + ": " + hal_last_error();
+}
+
+uint32_t tunable_value(const hal_kernel_info& info, const char* name, uint32_t fallback) {
+  for (uint32_t i = 0; i < info.tunable_count; ++i) {
+    if (std::strcmp(info.tunables[i].name, name) == 0) return info.tunables[i].value;
+  }
+  return fallback;
+}
+
+const hal_kernel_tunable* find_tunable(const hal_kernel_info& info, const char* name) {
+  for (uint32_t i = 0; i < info.tunable_count; ++i) {
+    if (std::strcmp(info.tunables[i].name, name) == 0) return &info.tunables[i];
+  }
+  return nullptr;
+}
+
+std::vector<uint32_t> allowed(const hal_kernel_tunable& t) {
+  std::vector<uint32_t> out(t.allowed, t.allowed + t.allowed_count);
+  if (out.empty()) out.push_back(t.value);
+  return out;
+}
+
+uint32_t ceil_div(uint32_t a, uint32_t b) {
+  return (a + b - 1) / b;
+}
+
+struct DeviceMemory {
+  hal_device device;
+  std::vector<hal_deviceptr> pointers;
+  ~DeviceMemory() {
+    for (hal_deviceptr p : pointers) hal_mem_free(device, p);
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> MatmulProblem::families() {
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
+    const std::string family = hal_kernels_get(i)->family;
+    if (family.rfind("matmul_tiled_", 0) != 0) continue;
+    if (std::find(out.begin(), out.end(), family) == out.end()) out.push_back(family);
+  }
+  return out;
+}
+
+bool MatmulProblem::fail(std::string* why, const std::string& what) {
+  if (why != nullptr) *why = what;
+  return false;
+}
+
+std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std::string& family,
+                                         std::string* why) {
+  const std::vector<std::string> known = MatmulProblem::families();
+  if (std::find(known.begin(), known.end(), family) == known.end()) {
+    std::string list;
+    for (const std::string& f : known) list += (list.empty() ? "" : ", ") + f;
+    *why =
+        "'" + family + "' is not a tiled matmul family of the kernel pack (it has: " + list + ")";
+    return {};
+  }
+  if ((info.ir_mask & (HAL_IR_SPIRV | HAL_IR_PTX)) == 0) {
+    *why = "the device runs neither SPIR-V nor PTX, the IRs the pack's matmul kernels exist in";
+    return {};
+  }
+  const hal_ir ir = (info.ir_mask & HAL_IR_SPIRV) != 0 ? HAL_IR_SPIRV : HAL_IR_PTX;
+
+  // The family's kernels, and the one whose blob the SPIR-V candidates specialise.
+  std::vector<const hal_kernel_info*> kernels;
+  const hal_kernel_info* base = nullptr;
+  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
+    const hal_kernel_info* k = hal_kernels_get(i);
+    if (family != k->family) continue;
+    kernels.push_back(k);
+    if (tunable_value(*k, "BM", 0) == kDefaultBm && tunable_value(*k, "BN", 0) == kDefaultBn) {
+      base = k;
+    }
+  }
+  if (base == nullptr) base = kernels.front();
+  if ((base->required_features & ~info.features) != 0) {
+    *why = "the device lacks a feature " + family + " needs (fp16 storage)";
+    return {};
+  }
+  const uint32_t shared_limit = info.max_shared_memory_per_block;
+  const uint32_t threads_limit = info.max_threads_per_block;
+  auto fits = [&](uint32_t bm, uint32_t bn, uint32_t bk, const hal_kernel_info& k) {
+    const uint64_t shared = uint64_t{bk} * (bm + bn) * 4;
+    if (shared_limit != 0 && shared > shared_limit) return false;
+    return threads_limit == 0 || k.block[0] * k.block[1] * k.block[2] <= threads_limit;
+  };
+
+  std::vector<Candidate> out;
+  if (ir == HAL_IR_SPIRV) {
+    const hal_kernel_blob* blob = hal_kernels_find(base->name, HAL_IR_SPIRV);
+    const hal_kernel_tunable* tm = find_tunable(*base, "BM");
+    const hal_kernel_tunable* tn = find_tunable(*base, "BN");
+    const hal_kernel_tunable* tk = find_tunable(*base, "BK");
+    if (blob == nullptr || tm == nullptr || tn == nullptr || tk == nullptr) {
+      *why = std::string("the pack's ") + base->name + " lacks its SPIR-V or its BM/BN/BK tunables";
+      return {};
+    }
+    for (uint32_t bm : allowed(*tm)) {
+      for (uint32_t bn : allowed(*tn)) {
+        for (uint32_t bk : allowed(*tk)) {
+          if (!fits(bm, bn, bk, *base)) continue;
+          Candidate c;
+          c.kernel = base->name;
+          c.ir = HAL_IR_SPIRV;
+          c.blob = blob->data;
+          c.blob_size = blob->size;
+          c.specializations = {{tm->spec_id, bm}, {tn->spec_id, bn}, {tk->spec_id, bk}};
+          for (int d = 0; d < 3; ++d) c.block[d] = base->block[d];
+          c.tile[0] = bm;
+          c.tile[1] = bn;
+          c.label = "BM=" + std::to_string(bm) + " BN=" + std::to_string(bn) +
+                    " BK=" + std::to_string(bk);
+          c.is_default = bm == kDefaultBm && bn == kDefaultBn && bk == kDefaultBk;
+          out.push_back(std::move(c));
+        }
+      }
+    }
+  } else {
+    for (const hal_kernel_info* k : kernels) {
+      const hal_kernel_blob* blob = hal_kernels_find(k->name, HAL_IR_PTX);
+      const uint32_t bm = tunable_value(*k, "BM", 0), bn = tunable_value(*k, "BN", 0),
+                     bk = tunable_value(*k, "BK", 0);
+      if (blob == nullptr || bm == 0 || bn == 0 || !fits(bm, bn, bk, *k)) continue;
+      Candidate c;
+      c.kernel = k->name;
+      c.ir = HAL_IR_PTX;
+      c.blob = blob->data;
+      c.blob_size = blob->size;
+      for (int d = 0; d < 3; ++d) c.block[d] = k->block[d];
+      c.tile[0] = bm;
+      c.tile[1] = bn;
+      c.label = k->name;
+      c.is_default = k == base;
+      out.push_back(std::move(c));
+    }
+  }
+  bool has_default = false;
+  for (const Candidate& c : out) has_default = has_default || c.is_default;
+  if (out.empty() || !has_default) {
+    *why = "no candidate of " + family + " fits the device's limits (shared memory " +
+           std::to_string(shared_limit) + " bytes)";
+    return {};
+  }
+  return out;
+}
+
+std::unique_ptr<MatmulProblem> MatmulProblem::create(hal_device device, const std::string& family,
+                                                     MatmulShape shape, std::string* why) {
+  if (shape.m == 0 || shape.n == 0 || shape.k == 0) {
+    *why = "every dimension of the shape must be at least 1";
+    return nullptr;
+  }
+  hal_device_info info{};
+  info.struct_size = sizeof(info);
+  if (hal_status s = hal_device_get_info(device, &info); s != HAL_SUCCESS) {
+    *why = status_text("hal_device_get_info", s);
+    return nullptr;
+  }
+  std::unique_ptr<MatmulProblem> p(new MatmulProblem());
+  p->candidates_ = matmul_candidates(info, family, why);
+  if (p->candidates_.empty()) return nullptr;
+  p->device_ = device;
+  p->family_ = family;
+  p->shape_ = shape;
+  p->bucket_ = shape_bucket({shape.m, shape.n, shape.k});
+  p->f16_ = std::string(hal_kernels_info(p->candidates_.front().kernel.c_str())->dtype) == "f16";
+
+  if (hal_status s = hal_stream_create(device, &p->stream_); s != HAL_SUCCESS) {
+    *why = status_text("hal_stream_create", s);
+    return nullptr;
+  }
+  // Events time the runs where the device has timestamps.
+  if ((info.features & HAL_FEATURE_TIMESTAMPS) != 0 &&
+      hal_event_create(device, &p->start_) == HAL_SUCCESS &&
+      hal_event_create(device, &p->end_) == HAL_SUCCESS) {
+    p->events_ = true;
+  }
+  const size_t element = p->f16_ ? 2 : 4;
+  const size_t sizes[3] = {size_t{shape.m} * shape.k, size_t{shape.k} * shape.n,
+                           size_t{shape.m} * shape.n};
+  hal_deviceptr* targets[3] = {&p->a_, &p->b_, &p->c_};
+  for (int i = 0; i < 3; ++i) {
+    if (hal_status s = hal_mem_alloc(device, sizes[i] * element, targets[i]); s != HAL_SUCCESS) {
+      *why = status_text("hal_mem_alloc", s) + " (the problem's matrices need " +
+             std::to_string((sizes[0] + sizes[1] + sizes[2]) * element) + " bytes)";
+      return nullptr;
+    }
+  }
+  p->host_a_ = ref::random_uniform(sizes[0], 11);
+  p->host_b_ = ref::random_uniform(sizes[1], 12);
+  if (p->f16_) {
+    ref::round_to_half(&p->host_a_);
+    ref::round_to_half(&p->host_b_);
+  }
+  if (!p->upload(p->a_, p->host_a_, why) || !p->upload(p->b_, p->host_b_, why)) return nullptr;
+  p->check_rows_ = {0, shape.m / 2, shape.m - 1};
+  if (shape.m > 1) p->check_rows_.insert(p->check_rows_.begin() + 1, 1);
+  return p;
+}
+
+MatmulProblem::~MatmulProblem() {
+  if (stream_ != nullptr) hal_stream_synchronize(stream_);
+  for (auto& [candidate, loaded] : loaded_) {
+    if (loaded.module != nullptr) hal_module_unload(loaded.module);
+  }
+  for (hal_deviceptr p : {a_, b_, c_}) {
+    if (p != 0) hal_mem_free(device_, p);
+  }
+  if (start_ != nullptr) hal_event_destroy(start_);
+  if (end_ != nullptr) hal_event_destroy(end_);
+  if (stream_ != nullptr) hal_stream_destroy(stream_);
+}
+
+bool MatmulProblem::upload(hal_deviceptr ptr, const std::vector<float>& host, std::string* why) {
+  hal_status s;
+  if (f16_) {
+    const std::vector<uint16_t> half = ref::to_half(host);
+    s = hal_memcpy_htod(stream_, ptr, half.data(), half.size() * 2);
+  } else {
+    s = hal_memcpy_htod(stream_, ptr, host.data(), host.size() * 4);
+  }
+  if (s == HAL_SUCCESS) s = hal_stream_synchronize(stream_);
+  return s == HAL_SUCCESS || fail(why, status_text("uploading the inputs", s));
+}
+
+bool MatmulProblem::download(hal_deviceptr ptr, size_t count, std::vector<float>* host,
+                             std::string* why) {
+  hal_status s;
+  if (f16_) {
+    std::vector<uint16_t> half(count);
+    s = hal_memcpy_dtoh(stream_, half.data(), ptr, count * 2);
+    if (s == HAL_SUCCESS) s = hal_stream_synchronize(stream_);
+    if (s == HAL_SUCCESS) *host = ref::from_half(half);
+  } else {
+    host->resize(count);
+    s = hal_memcpy_dtoh(stream_, host->data(), ptr, count * 4);
+    if (s == HAL_SUCCESS) s = hal_stream_synchronize(stream_);
+  }
+  return s == HAL_SUCCESS || fail(why, status_text("reading the result", s));
+}
+
+bool MatmulProblem::load(const Candidate& candidate, Loaded** out, std::string* why) {
+  auto it = loaded_.find(&candidate);
+  if (it != loaded_.end()) {
+    *out = &it->second;
+    return true;
+  }
+  std::vector<hal_specialization> specs;
+  for (const Specialization& s : candidate.specializations) {
+    specs.push_back({s.id, 4, &s.value});
+  }
+  hal_module_options options{};
+  options.struct_size = sizeof(options);
+  options.ir = candidate.ir;
+  options.specialization_count = static_cast<uint32_t>(specs.size());
+  options.specializations = specs.empty() ? nullptr : specs.data();
+  Loaded loaded;
+  hal_status s =
+      hal_module_load(device_, candidate.blob, candidate.blob_size, &options, &loaded.module);
+  if (s != HAL_SUCCESS) return fail(why, status_text("hal_module_load", s));
+  s = hal_module_get_function(loaded.module, candidate.kernel.c_str(), &loaded.function);
+  if (s != HAL_SUCCESS) {
+    hal_module_unload(loaded.module);
+    return fail(why, status_text("hal_module_get_function", s));
+  }
+  *out = &(loaded_[&candidate] = loaded);
+  return true;
+}
+
+bool MatmulProblem::launch(const Candidate& candidate, const Loaded& loaded, MatmulShape shape,
+                           hal_deviceptr a, hal_deviceptr b, hal_deviceptr c, float alpha,
+                           float beta, std::string* why) {
+  uint32_t m = shape.m, n = shape.n, k = shape.k, lda = shape.k, ldb = shape.n, ldc = shape.n;
+  void* args[] = {&a, &b, &c, &m, &n, &k, &lda, &ldb, &ldc, &alpha, &beta};
+  hal_launch_config config{};
+  config.grid[0] = ceil_div(shape.n, candidate.tile[1]);
+  config.grid[1] = ceil_div(shape.m, candidate.tile[0]);
+  config.grid[2] = 1;
+  for (int d = 0; d < 3; ++d) config.block[d] = candidate.block[d];
+  const hal_status s = hal_launch(stream_, loaded.function, &config, args);
+  return s == HAL_SUCCESS || fail(why, status_text("hal_launch", s));
+}
+
+bool MatmulProblem::check(const Candidate& candidate, std::string* why) {
+  Loaded* loaded = nullptr;
+  if (!load(candidate, &loaded, why)) return false;
+  const ref::Storage storage = f16_ ? ref::Storage::kF16 : ref::Storage::kF32;
+
+  // 1. The small odd shape, every element, alpha and beta both in play.
+  {
+    const MatmulShape s = kCheckShape;
+    std::vector<float> a = ref::random_uniform(size_t{s.m} * s.k, 21);
+    std::vector<float> b = ref::random_uniform(size_t{s.k} * s.n, 22);
+    std::vector<float> c0 = ref::random_uniform(size_t{s.m} * s.n, 23);
+    if (f16_) {
+      ref::round_to_half(&a);
+      ref::round_to_half(&b);
+      ref::round_to_half(&c0);
+    }
+    DeviceMemory memory{device_, {}};
+    const size_t element = f16_ ? 2 : 4;
+    for (size_t count : {a.size(), b.size(), c0.size()}) {
+      hal_deviceptr p = 0;
+      const hal_status st = hal_mem_alloc(device_, count * element, &p);
+      if (st != HAL_SUCCESS) return fail(why, status_text("hal_mem_alloc", st));
+      memory.pointers.push_back(p);
+    }
+    if (!upload(memory.pointers[0], a, why) || !upload(memory.pointers[1], b, why) ||
+        !upload(memory.pointers[2], c0, why)) {
+      return false;
+    }
+    if (!launch(candidate, *loaded, s, memory.pointers[0], memory.pointers[1], memory.pointers[2],
+                kCheckAlpha, kCheckBeta, why)) {
+      return false;
+    }
+    std::vector<float> out;
+    if (!download(memory.pointers[2], c0.size(), &out, why)) return false;
+    const ref::Result expected =
+        ref::matmul(a, b, c0, s.m, s.n, s.k, s.k, s.n, s.n, kCheckAlpha, kCheckBeta, storage);
+    const ref::Check result = ref::compare(out, expected);
+    if (!result.ok()) {
+      return fail(why, "wrong result at " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                           std::to_string(s.k) + ": " + result.summary());
+    }
+  }
+
+  // 2. The problem shape, on sampled rows.
+  const MatmulShape s = shape_;
+  if (!launch(candidate, *loaded, s, a_, b_, c_, 1.0f, 0.0f, why)) return false;
+  std::vector<float> out;
+  if (!download(c_, size_t{s.m} * s.n, &out, why)) return false;
+  for (uint32_t row : check_rows_) {
+    const std::vector<float> a_row(host_a_.begin() + size_t{row} * s.k,
+                                   host_a_.begin() + size_t{row + 1} * s.k);
+    const ref::Result expected =
+        ref::matmul(a_row, host_b_, {}, 1, s.n, s.k, s.k, s.n, s.n, 1.0f, 0.0f, storage);
+    const ref::Check result = ref::compare(out.data() + size_t{row} * s.n, expected);
+    if (!result.ok()) {
+      return fail(why, "wrong result in row " + std::to_string(row) +
+                           " at the problem shape: " + result.summary());
+    }
+  }
+  return true;
+}
+
+bool MatmulProblem::time(const Candidate& candidate, uint32_t reps, std::vector<double>* ms,
+                         std::string* why) {
+  Loaded* loaded = nullptr;
+  if (!load(candidate, &loaded, why)) return false;
+  for (uint32_t r = 0; r < reps; ++r) {
+    if (events_) {
+      hal_status s = hal_event_record(start_, stream_);
+      if (s != HAL_SUCCESS) return fail(why, status_text("hal_event_record", s));
+      if (!launch(candidate, *loaded, shape_, a_, b_, c_, 1.0f, 0.0f, why)) return false;
+      s = hal_event_record(end_, stream_);
+      if (s == HAL_SUCCESS) s = hal_event_synchronize(end_);
+      float elapsed = 0;
+      if (s == HAL_SUCCESS) s = hal_event_elapsed_ms(start_, end_, &elapsed);
+      if (s != HAL_SUCCESS) return fail(why, status_text("timing with events", s));
+      ms->push_back(elapsed);
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!launch(candidate, *loaded, shape_, a_, b_, c_, 1.0f, 0.0f, why)) return false;
+      const hal_status s = hal_stream_synchronize(stream_);
+      if (s != HAL_SUCCESS) return fail(why, status_text("hal_stream_synchronize", s));
+      ms->push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  return true;
+}
+
+}  // namespace hal_kernels::tune

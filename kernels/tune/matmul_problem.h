@@ -1,0 +1,96 @@
+// The tiled matmul families of the pack as a tuning Problem: C = alpha * A * B + beta * C,
+// row-major, M x N x K.
+//
+// Candidates, on a device whose IR is SPIR-V: one module (the family's 64x64 kernel) specialised
+// to every allowed combination of the manifest's tunables BM, BN (the block's tile of C) and BK
+// (the K step through shared memory) whose shared memory, BK * (BM + BN) floats, fits the
+// device's max_shared_memory_per_block. On a PTX device the tunables are fixed per kernel, so the
+// candidates are the family's kernels. The default, the baseline of every result, is
+// BM = BN = 64, BK = 16: the tiles the pack has shipped with.
+//
+// Checking a candidate (Problem::check): one run on a small shape whose sizes are no multiple of
+// any tile (70 x 45 x 37, alpha 1.5, beta 0.5, so partial tiles and the read of C are covered),
+// compared element by element with the CPU reference; then one run at the problem shape whose
+// rows 0, 1, M/2 and M-1 are compared with reference rows (a full reference at 1024^3 costs a
+// billion multiply-adds). Bounds are the pack's tolerance policy (reference.h).
+//
+// Timing (Problem::time): each run is one launch between two events (hal_event_elapsed_ms), or
+// the wall time of launch and synchronise where the device has no timestamps.
+//
+// Thread-safety: one thread at a time.
+#pragma once
+
+#include "tuner.h"
+
+#include <hal/hal.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hal_kernels::tune {
+
+struct MatmulShape {
+  uint32_t m = 0, n = 0, k = 0;
+};
+
+// The candidates of |family| on a device with |info|, as described above; empty with *why when
+// |family| is not a tiled matmul family, the device lacks what it needs, or nothing fits.
+std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std::string& family,
+                                         std::string* why);
+
+class MatmulProblem : public Problem {
+ public:
+  // The tiled matmul families (the pack's families named matmul_tiled_<dtype>).
+  static std::vector<std::string> families();
+  // Prepares |family| at |shape| on |device|, whose stream it creates. Returns nullptr with *why
+  // when the family is not a tiled matmul family of the pack, the device lacks what it needs
+  // (fp16 storage, an IR the pack has), a dimension is 0, or device memory runs out.
+  static std::unique_ptr<MatmulProblem> create(hal_device device, const std::string& family,
+                                               MatmulShape shape, std::string* why);
+  ~MatmulProblem() override;
+
+  const std::string& family() const override { return family_; }
+  const std::string& bucket() const override { return bucket_; }
+  const std::vector<Candidate>& candidates() const override { return candidates_; }
+  bool check(const Candidate& candidate, std::string* why) override;
+  bool time(const Candidate& candidate, uint32_t reps, std::vector<double>* ms,
+            std::string* why) override;
+
+  // The candidates, for a test to plant or remove some before the first check or time (loaded
+  // modules are kept by candidate address); a planted blob must outlive the problem.
+  std::vector<Candidate>& mutable_candidates() { return candidates_; }
+  // What timing uses: "events" or "wall clock".
+  const char* clock() const { return events_ ? "events" : "wall clock"; }
+
+ private:
+  MatmulProblem() = default;
+  struct Loaded {
+    hal_module module = nullptr;
+    hal_function function = nullptr;
+  };
+  bool load(const Candidate& candidate, Loaded** out, std::string* why);
+  // Uploads |host| (fp32 values) to |ptr| in the family's storage type.
+  bool upload(hal_deviceptr ptr, const std::vector<float>& host, std::string* why);
+  bool download(hal_deviceptr ptr, size_t count, std::vector<float>* host, std::string* why);
+  bool launch(const Candidate& candidate, const Loaded& loaded, MatmulShape shape, hal_deviceptr a,
+              hal_deviceptr b, hal_deviceptr c, float alpha, float beta, std::string* why);
+  bool fail(std::string* why, const std::string& what);
+
+  hal_device device_ = nullptr;
+  hal_stream stream_ = nullptr;
+  hal_event start_ = nullptr, end_ = nullptr;
+  bool events_ = false;
+  bool f16_ = false;
+  std::string family_, bucket_;
+  MatmulShape shape_;
+  std::vector<Candidate> candidates_;
+  std::map<const Candidate*, Loaded> loaded_;
+  // The problem shape's buffers and inputs, and the reference rows it is checked against.
+  hal_deviceptr a_ = 0, b_ = 0, c_ = 0;
+  std::vector<float> host_a_, host_b_;
+  std::vector<uint32_t> check_rows_;
+};
+
+}  // namespace hal_kernels::tune

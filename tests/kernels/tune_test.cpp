@@ -1,0 +1,335 @@
+// The auto-tuner: the search's rules on a problem double (fixed times and planted wrong
+// candidates, no device), then the real matmul family on the Vulkan device with a planted wrong
+// candidate, and plan_matmul reading a database.
+#include "matmul_problem.h"
+#include "plan.h"
+#include "tuner.h"
+#include "tuning_db.h"
+
+#include <gtest/gtest.h>
+
+#include <hal/hal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace tune = hal_kernels::tune;
+
+// A test double of a Problem: candidate i takes times[i] ms per run (it sleeps a fraction of
+// it, so budgets are real), and the candidates in |wrong| fail their check.
+class ProblemDouble : public tune::Problem {
+ public:
+  ProblemDouble(std::vector<double> times, std::vector<size_t> wrong, double sleep_fraction)
+      : times_(std::move(times)), sleep_fraction_(sleep_fraction) {
+    for (size_t i = 0; i < times_.size(); ++i) {
+      tune::Candidate c;
+      c.kernel = "double";
+      c.label = "c" + std::to_string(i);
+      c.is_default = i == 0;
+      candidates_.push_back(c);
+    }
+    for (size_t i : wrong) wrong_.push_back(&candidates_[i]);
+  }
+  const std::string& family() const override { return family_; }
+  const std::string& bucket() const override { return bucket_; }
+  const std::vector<tune::Candidate>& candidates() const override { return candidates_; }
+  bool check(const tune::Candidate& c, std::string* why) override {
+    ++checks;
+    for (const tune::Candidate* w : wrong_) {
+      if (w == &c) {
+        *why = "planted wrong result";
+        return false;
+      }
+    }
+    return true;
+  }
+  bool time(const tune::Candidate& c, uint32_t reps, std::vector<double>* ms,
+            std::string*) override {
+    const size_t i = static_cast<size_t>(&c - candidates_.data());
+    for (const tune::Candidate* w : wrong_) {
+      if (w == &c) ++timed_wrong;
+    }
+    for (uint32_t r = 0; r < reps; ++r) {
+      std::this_thread::sleep_for(
+          std::chrono::duration<double, std::milli>(times_[i] * sleep_fraction_));
+      ms->push_back(times_[i]);
+    }
+    return true;
+  }
+  int checks = 0;
+  int timed_wrong = 0;
+
+ private:
+  std::string family_ = "double_family", bucket_ = "8x8x8";
+  std::vector<double> times_;
+  double sleep_fraction_;
+  std::vector<tune::Candidate> candidates_;
+  std::vector<const tune::Candidate*> wrong_;
+};
+
+tune::SearchOptions quiet(double budget, uint32_t reps = 3) {
+  tune::SearchOptions o;
+  o.budget_seconds = budget;
+  o.reps = reps;
+  o.progress = nullptr;
+  return o;
+}
+
+TEST(TuneSearch, ExhaustiveFindsTheFastestCorrectCandidateAndNeverTimesAWrongOne) {
+  // Candidate 3 is the fastest of all, and wrong.
+  ProblemDouble problem({10, 8, 5, 1, 6, 9}, {3}, 0.0);
+  const tune::SearchResult r = tune::search(problem, quiet(60));
+  EXPECT_EQ(r.strategy, "exhaustive");
+  ASSERT_NE(r.best, nullptr);
+  EXPECT_EQ(r.best->candidate->label, "c2");
+  EXPECT_EQ(r.best->ms.size(), 3u);
+  ASSERT_NE(r.baseline, nullptr);
+  EXPECT_EQ(r.baseline->candidate->label, "c0");
+  EXPECT_DOUBLE_EQ(r.baseline->median_ms, 10);
+  EXPECT_EQ(r.outcomes[3].verdict, tune::Verdict::kWrong);
+  EXPECT_EQ(r.outcomes[3].why, "planted wrong result");
+  EXPECT_EQ(problem.timed_wrong, 0);
+  EXPECT_EQ(r.checked, 6u);
+  EXPECT_EQ(r.wrong, 1u);
+  const std::string table = tune::format_outcomes(r, 3);
+  EXPECT_NE(table.find("c2"), std::string::npos) << table;
+  EXPECT_NE(table.find("(default)"), std::string::npos) << table;
+  EXPECT_NE(table.find("wrong: c3: planted wrong result"), std::string::npos) << table;
+}
+
+TEST(TuneSearch, LargeSpacesAreHalvedWithinTheBudget) {
+  // 200 candidates of 20 ms a run (slept in full) cannot all be measured in 1.5 s.
+  std::vector<double> times(200, 20.0);
+  times[0] = 30;   // the default
+  times[77] = 12;  // the fastest correct one
+  times[150] = 2;  // faster still, and wrong
+  ProblemDouble problem(times, {150}, 1.0);
+  const auto start = std::chrono::steady_clock::now();
+  const tune::SearchResult r = tune::search(problem, quiet(1.5, 4));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.strategy, "successive halving");
+  EXPECT_LT(seconds, 1.5 + 0.5) << "the budget was overrun";
+  size_t untried = 0;
+  for (const tune::Outcome& o : r.outcomes) untried += o.verdict == tune::Verdict::kUntried;
+  EXPECT_GT(untried, 0u);
+  ASSERT_NE(r.best, nullptr);
+  EXPECT_NE(r.best->candidate->label, "c150");
+  EXPECT_EQ(problem.timed_wrong, 0);
+  // Whatever was tried, the winner is the fastest of the candidates measured the most.
+  for (const tune::Outcome& o : r.outcomes) {
+    if (o.verdict == tune::Verdict::kTimed && o.ms.size() == r.best->ms.size()) {
+      EXPECT_LE(r.best->median_ms, o.median_ms);
+    }
+  }
+}
+
+TEST(TuneSearch, AWrongDefaultIsReportedAndTheSearchGoesOn) {
+  ProblemDouble problem({1, 5, 4}, {0}, 0.0);
+  const tune::SearchResult r = tune::search(problem, quiet(60));
+  ASSERT_NE(r.baseline, nullptr);
+  EXPECT_EQ(r.baseline->verdict, tune::Verdict::kWrong);
+  ASSERT_NE(r.best, nullptr);
+  EXPECT_EQ(r.best->candidate->label, "c2");
+  EXPECT_NE(tune::format_outcomes(r, 5).find("the default (c0) was wrong"), std::string::npos);
+}
+
+// ---- The matmul family on the Vulkan device --------------------------------------------------
+
+hal_device vulkan_device() {
+  hal_device device = nullptr;
+  if (hal_device_find("vulkan:0", &device) != HAL_SUCCESS) return nullptr;
+  return device;
+}
+
+TEST(TuneMatmul, APlantedFastButWrongCandidateNeverWins) {
+  hal_device device = vulkan_device();
+  if (device == nullptr) GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+  std::string why;
+  auto problem = tune::MatmulProblem::create(device, "matmul_tiled_f32", {128, 128, 64}, &why);
+  ASSERT_NE(problem, nullptr) << why;
+  EXPECT_EQ(problem->bucket(), "128x128x64");
+  // Only the default and a plant: the default's own kernel and tiles, launched as if its tiles
+  // were 128 x 128, so a quarter of the blocks run (fast) and three quarters of C are never
+  // written (wrong).
+  std::vector<tune::Candidate>& candidates = problem->mutable_candidates();
+  tune::Candidate base;
+  for (const tune::Candidate& c : candidates) {
+    if (c.is_default) base = c;
+  }
+  ASSERT_TRUE(base.is_default);
+  tune::Candidate planted = base;
+  planted.is_default = false;
+  planted.tile[0] = planted.tile[1] = 128;
+  planted.label = "planted";
+  candidates = {base, planted};
+
+  const tune::SearchResult r = tune::search(*problem, quiet(120));
+  EXPECT_EQ(r.strategy, "exhaustive");
+  ASSERT_NE(r.best, nullptr);
+  EXPECT_TRUE(r.best->candidate->is_default) << r.best->candidate->label;
+  EXPECT_EQ(r.outcomes[1].verdict, tune::Verdict::kWrong);
+  EXPECT_NE(r.outcomes[1].why.find("wrong result"), std::string::npos) << r.outcomes[1].why;
+  EXPECT_TRUE(r.outcomes[1].ms.empty());
+
+  // The plant really is the faster one: without the check it would have won.
+  std::vector<double> planted_ms, default_ms;
+  ASSERT_TRUE(problem->time(candidates[1], 5, &planted_ms, &why)) << why;
+  ASSERT_TRUE(problem->time(candidates[0], 5, &default_ms, &why)) << why;
+  EXPECT_LT(tune::median(planted_ms), tune::median(default_ms));
+}
+
+TEST(TuneMatmul, EveryCandidateOfTheFamilyIsCorrectOnTheDevice) {
+  hal_device device = vulkan_device();
+  if (device == nullptr) GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+  std::string why;
+  auto problem = tune::MatmulProblem::create(device, "matmul_tiled_f32", {96, 80, 48}, &why);
+  ASSERT_NE(problem, nullptr) << why;
+  EXPECT_GT(problem->candidates().size(), 8u);
+  for (const tune::Candidate& c : problem->candidates()) {
+    EXPECT_TRUE(problem->check(c, &why)) << c.label << ": " << why;
+  }
+}
+
+TEST(TuneMatmul, BadFamiliesAndShapesAreRefusedWithTheReason) {
+  hal_device device = vulkan_device();
+  if (device == nullptr) GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+  std::string why;
+  EXPECT_EQ(tune::MatmulProblem::create(device, "matmul_naive_f32", {8, 8, 8}, &why), nullptr);
+  EXPECT_NE(why.find("is not a tiled matmul family"), std::string::npos) << why;
+  EXPECT_NE(why.find("matmul_tiled_f32"), std::string::npos) << why;
+  EXPECT_EQ(tune::MatmulProblem::create(device, "matmul_tiled_f32", {8, 0, 8}, &why), nullptr);
+  EXPECT_NE(why.find("at least 1"), std::string::npos) << why;
+}
+
+// ---- plan_matmul and the database ------------------------------------------------------------
+
+class TunePlan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    device_ = vulkan_device();
+    if (device_ == nullptr) GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("hal-tune-plan-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    const char* old = std::getenv("HAL_CACHE_DIR");
+    had_old_ = old != nullptr;
+    if (had_old_) old_ = old;
+    setenv("HAL_CACHE_DIR", dir_.c_str(), 1);
+    std::string why;
+    ASSERT_TRUE(tune::device_key(device_, &key_, &why)) << why;
+    path_ = tune::path_for(tune::default_directory(), key_);
+  }
+  void TearDown() override {
+    if (had_old_) {
+      setenv("HAL_CACHE_DIR", old_.c_str(), 1);
+    } else {
+      unsetenv("HAL_CACHE_DIR");
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  tune::MatmulPlan plan(tune::MatmulShape shape) {
+    tune::MatmulPlan p;
+    std::string why;
+    EXPECT_TRUE(tune::plan_matmul(device_, "matmul_tiled_f32", shape, &p, &why)) << why;
+    return p;
+  }
+  void write_entry(const std::string& bucket, uint32_t bm, uint32_t bn, uint32_t bk) {
+    tune::Database db = tune::Database::load(path_, key_, nullptr);
+    tune::Entry e;
+    e.family = "matmul_tiled_f32";
+    e.bucket = bucket;
+    e.kernel = "matmul_tiled_f32_64x64";
+    e.specializations = {{0, bm}, {1, bn}, {2, bk}};
+    e.block[0] = 256;
+    e.block[1] = e.block[2] = 1;
+    e.time_ms = 1;
+    e.default_time_ms = 3;
+    e.label =
+        "BM=" + std::to_string(bm) + " BN=" + std::to_string(bn) + " BK=" + std::to_string(bk);
+    db.put(e);
+    std::string error;
+    ASSERT_TRUE(db.save(path_, &error)) << error;
+  }
+  hal_device device_ = nullptr;
+  std::filesystem::path dir_;
+  bool had_old_ = false;
+  std::string old_, path_;
+  tune::DeviceKey key_;
+};
+
+TEST_F(TunePlan, WithoutADatabaseThePlanIsTheDefault) {
+  const tune::MatmulPlan p = plan({100, 200, 300});
+  EXPECT_FALSE(p.tuned);
+  EXPECT_EQ(p.label, "BM=64 BN=64 BK=16");
+  EXPECT_EQ(p.grid[0], 4u);  // ceil(200 / 64)
+  EXPECT_EQ(p.grid[1], 2u);  // ceil(100 / 64)
+  EXPECT_NE(p.source.find("default"), std::string::npos) << p.source;
+}
+
+TEST_F(TunePlan, ATunedEntryIsUsedForItsBucketAndTheNearestShapes) {
+  write_entry("128x128x128", 32, 128, 8);
+  tune::MatmulPlan p = plan({100, 128, 65});  // bucket 128x128x128
+  EXPECT_TRUE(p.tuned) << p.source;
+  EXPECT_EQ(p.label, "BM=32 BN=128 BK=8");
+  EXPECT_EQ(p.grid[0], 1u);
+  EXPECT_EQ(p.grid[1], 4u);
+  EXPECT_NE(p.source.find("tuned by hal-tune for 128x128x128"), std::string::npos) << p.source;
+  EXPECT_NE(p.source.find("3.00x"), std::string::npos) << p.source;
+  p = plan({1024, 1024, 1024});
+  EXPECT_TRUE(p.tuned);
+  EXPECT_NE(p.source.find("nearest tuned shape"), std::string::npos) << p.source;
+
+  // The plan runs, and computes a correct result (its module loads with the specialisation).
+  hal_module module = nullptr;
+  hal_function function = nullptr;
+  ASSERT_EQ(tune::load_plan(device_, p, &module, &function), HAL_SUCCESS) << hal_last_error();
+  EXPECT_NE(function, nullptr);
+  hal_module_unload(module);
+}
+
+TEST_F(TunePlan, ACorruptOrStaleDatabaseIsIgnored) {
+  write_entry("128x128x128", 32, 128, 8);
+  ASSERT_TRUE(plan({128, 128, 128}).tuned);
+  {
+    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-30, std::ios::end);
+    f.put('#');
+  }
+  tune::MatmulPlan p = plan({128, 128, 128});
+  EXPECT_FALSE(p.tuned) << p.source;
+  EXPECT_EQ(p.label, "BM=64 BN=64 BK=16");
+
+  // Stale: written for another kernel pack.
+  tune::DeviceKey other = key_;
+  other.pack_hash = "0000000000000000";
+  tune::Database stale(other);
+  tune::Entry e;
+  e.family = "matmul_tiled_f32";
+  e.bucket = "128x128x128";
+  e.kernel = "matmul_tiled_f32_64x64";
+  e.specializations = {{0, 32}, {1, 32}, {2, 8}};
+  e.block[0] = 256;
+  e.block[1] = e.block[2] = 1;
+  e.time_ms = 1;
+  e.default_time_ms = 2;
+  e.label = "BM=32 BN=32 BK=8";
+  stale.put(e);
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+  std::string error;
+  ASSERT_TRUE(stale.save(path_, &error)) << error;
+  p = plan({128, 128, 128});
+  EXPECT_FALSE(p.tuned) << p.source;
+}
+
+}  // namespace
