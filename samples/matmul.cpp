@@ -72,8 +72,16 @@ int main(int argc, char** argv) {
   upload(dc, c);
 
   const bool naive = std::string(kernel.info->family).rfind("matmul_naive", 0) == 0;
-  const uint32_t bm = naive ? 16 : tunable(*kernel.info, "BM", 64);
-  const uint32_t bn = naive ? 16 : tunable(*kernel.info, "BN", 64);
+  // The block's tile of C: BM x BN for shared-memory tiles, (threads / TX * TM) x (TX * TN) for
+  // register tiles (matmul_reg_*).
+  const uint32_t tx = tunable(*kernel.info, "TX", 0);
+  const bool reg = tx != 0;
+  const uint32_t bm = naive ? 16
+                      : reg ? kernel.info->block[0] / tx * tunable(*kernel.info, "TM", 1)
+                            : tunable(*kernel.info, "BM", 64);
+  const uint32_t bn = naive ? 16
+                      : reg ? tx * tunable(*kernel.info, "TN", 1)
+                            : tunable(*kernel.info, "BN", 64);
   uint32_t m = M, n = N, k = K, lda = K, ldb = N, ldc = N;
   float al = alpha, be = beta;
   const std::vector<void*> params = {&da.ptr, &db.ptr, &dc.ptr, &m,  &n, &k,

@@ -31,7 +31,8 @@ def test_fill_copy_add_saxpy(dev, pack):
 
 
 MATMULS = [f"matmul_naive_{t}" for t in ("f32", "f16")] + [
-    f"matmul_tiled_{t}_{n}x{n}" for t in ("f32", "f16") for n in (32, 64, 128)]
+    f"matmul_tiled_{t}_{n}x{n}" for t in ("f32", "f16") for n in (32, 64, 128)] + [
+    f"matmul_reg_{t}_64x{n}" for t in ("f32", "f16") for n in (64, 256)]
 
 
 def test_every_pack_kernel_is_covered_here(kernels):
@@ -58,9 +59,10 @@ def test_matmul(dev, pack, name):
     da, db, dc = dev.asarray(a), dev.asarray(b), dev.asarray(c)
     kernel = pack.kernel(name)
     entry = pack.manifest[name]
-    if "tiled" in name:
-        tile = int(name.rsplit("x", 1)[1])
-        grid = (ceil_div(n, tile), ceil_div(m, tile))
+    if "tiled" in name or "reg" in name:
+        # The block's tile of C is in the name: <rows>x<cols>.
+        rows, cols = (int(v) for v in name.rsplit("_", 1)[1].split("x"))
+        grid = (ceil_div(n, cols), ceil_div(m, rows))
     else:
         grid = (ceil_div(n, 16), ceil_div(m, 16))
     kernel(grid, entry["block"], da, db, dc, m, n, k, k, n, n, 0.5, 2.0)

@@ -84,9 +84,10 @@ const MatmulShape kMatmulShapes[] = {{1, 1, 1, 0, 1.0f, 0.0f},
                                      {33, 70, 129, 3, 0.75f, -0.5f},
                                      {1, 255, 17, 1, 1.0f, 1.0f}};
 
-// |kernel| is one of the extern "C" matmul kernels; bm x bn its tile (16 x 16 for naive).
+// |kernel| is one of the extern "C" matmul kernels; bm x bn its tile (16 x 16 for naive), |block|
+// its threads.
 template <typename T, typename Kernel>
-void check_matmul(const char* name, Kernel kernel, uint32_t bm, uint32_t bn, bool naive) {
+void check_matmul(const char* name, Kernel kernel, uint32_t bm, uint32_t bn, HalEmuDim3 block) {
   for (const MatmulShape& s : kMatmulShapes) {
     const std::string what = std::string(name) + " (host) M=" + std::to_string(s.m) +
                              " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
@@ -103,7 +104,6 @@ void check_matmul(const char* name, Kernel kernel, uint32_t bm, uint32_t bn, boo
     const std::vector<T> da = to_storage<T>(a), db = to_storage<T>(b);
     std::vector<T> dc = to_storage<T>(c);
     const HalEmuDim3 grid{(s.n + bn - 1) / bn, (s.m + bm - 1) / bm, 1};
-    const HalEmuDim3 block = naive ? HalEmuDim3{16, 16, 1} : HalEmuDim3{256, 1, 1};
     hal_emu::launch(grid, block, [&] {
       kernel(da.data(), db.data(), dc.data(), s.m, s.n, s.k, lda, ldb, ldc, s.alpha, s.beta);
     });
@@ -119,14 +119,19 @@ void check_matmul(const char* name, Kernel kernel, uint32_t bm, uint32_t bn, boo
 }
 
 TEST(KernelsCudaHost, Matmul) {
-  check_matmul<float>("matmul_naive_f32", matmul_naive_f32, 16, 16, true);
-  check_matmul<__half>("matmul_naive_f16", matmul_naive_f16, 16, 16, true);
-  check_matmul<float>("matmul_tiled_f32_32x32", matmul_tiled_f32_32x32, 32, 32, false);
-  check_matmul<float>("matmul_tiled_f32_64x64", matmul_tiled_f32_64x64, 64, 64, false);
-  check_matmul<float>("matmul_tiled_f32_128x128", matmul_tiled_f32_128x128, 128, 128, false);
-  check_matmul<__half>("matmul_tiled_f16_32x32", matmul_tiled_f16_32x32, 32, 32, false);
-  check_matmul<__half>("matmul_tiled_f16_64x64", matmul_tiled_f16_64x64, 64, 64, false);
-  check_matmul<__half>("matmul_tiled_f16_128x128", matmul_tiled_f16_128x128, 128, 128, false);
+  const HalEmuDim3 naive{16, 16, 1}, tiled{256, 1, 1}, reg{64, 1, 1};
+  check_matmul<float>("matmul_naive_f32", matmul_naive_f32, 16, 16, naive);
+  check_matmul<__half>("matmul_naive_f16", matmul_naive_f16, 16, 16, naive);
+  check_matmul<float>("matmul_tiled_f32_32x32", matmul_tiled_f32_32x32, 32, 32, tiled);
+  check_matmul<float>("matmul_tiled_f32_64x64", matmul_tiled_f32_64x64, 64, 64, tiled);
+  check_matmul<float>("matmul_tiled_f32_128x128", matmul_tiled_f32_128x128, 128, 128, tiled);
+  check_matmul<__half>("matmul_tiled_f16_32x32", matmul_tiled_f16_32x32, 32, 32, tiled);
+  check_matmul<__half>("matmul_tiled_f16_64x64", matmul_tiled_f16_64x64, 64, 64, tiled);
+  check_matmul<__half>("matmul_tiled_f16_128x128", matmul_tiled_f16_128x128, 128, 128, tiled);
+  check_matmul<float>("matmul_reg_f32_64x64", matmul_reg_f32_64x64, 64, 64, reg);
+  check_matmul<float>("matmul_reg_f32_64x256", matmul_reg_f32_64x256, 64, 256, reg);
+  check_matmul<__half>("matmul_reg_f16_64x64", matmul_reg_f16_64x64, 64, 64, reg);
+  check_matmul<__half>("matmul_reg_f16_64x256", matmul_reg_f16_64x256, 64, 256, reg);
 }
 
 template <typename T, typename Softmax, typename Sum>

@@ -137,10 +137,21 @@ Case make_case(const std::string& name) {
     const std::vector<float> a = round(ref::random_uniform(size_t{m} * k, 3));
     const std::vector<float> b = round(ref::random_uniform(size_t{k} * n, 4));
     const std::vector<float> c0 = round(ref::random_uniform(size_t{m} * n, 5));
-    uint32_t bm = 16, bn = 16;
+    // The block's tile of C: BM x BN for shared-memory tiles; (threads / TX * TM) x (TX * TN)
+    // for register tiles.
+    uint32_t bm = 16, bn = 16, tm = 0, tn = 0, tx = 0;
     for (uint32_t i = 0; i < info->tunable_count; ++i) {
-      if (std::string(info->tunables[i].name) == "BM") bm = info->tunables[i].value;
-      if (std::string(info->tunables[i].name) == "BN") bn = info->tunables[i].value;
+      const std::string t = info->tunables[i].name;
+      const uint32_t v = info->tunables[i].value;
+      if (t == "BM") bm = v;
+      if (t == "BN") bn = v;
+      if (t == "TM") tm = v;
+      if (t == "TN") tn = v;
+      if (t == "TX") tx = v;
+    }
+    if (tm != 0 && tn != 0 && tx != 0) {
+      bm = info->block[0] / tx * tm;
+      bn = tx * tn;
     }
     c.grid[0] = (n + bn - 1) / bn;
     c.grid[1] = (m + bm - 1) / bm;

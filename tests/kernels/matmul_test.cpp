@@ -1,6 +1,7 @@
 // Every matmul kernel of the pack, fp32 and fp16 storage, against the double-precision CPU
 // reference: sizes 1, 17, 64 and 255 (square), a non-square case with padded leading dimensions
-// and alpha/beta, and thin shapes; plus SPIR-V tile sizes chosen through specialization constants.
+// and alpha/beta, and thin shapes; plus SPIR-V tile sizes chosen through specialization constants
+// (the tiled family's BM/BN/BK, the register-tiled family's TM/TN/TX).
 #include <string>
 #include <tuple>
 #include <vector>
@@ -28,6 +29,24 @@ uint32_t tunable(const hal_kernel_info& info, const char* name, uint32_t fallbac
     if (std::string(info.tunables[i].name) == name) return info.tunables[i].value;
   }
   return fallback;
+}
+
+// The BM x BN tile of C one workgroup computes: 16 x 16 (naive), the BM and BN tunables (tiled),
+// or (threads / TX) * TM x TX * TN (register-tiled: the block's threads arranged TX x threads/TX,
+// each with a TM x TN tile). 0 when the kernel's tunables do not say.
+void block_tile(const hal_kernel_info& info, uint32_t* bm, uint32_t* bn) {
+  const std::string family = info.family;
+  if (family.rfind("matmul_naive", 0) == 0) {
+    *bm = *bn = 16;
+  } else if (family.rfind("matmul_reg", 0) == 0) {
+    const uint32_t threads = info.block[0] * info.block[1] * info.block[2];
+    const uint32_t tx = tunable(info, "TX", 0);
+    *bm = tx == 0 ? 0 : threads / tx * tunable(info, "TM", 0);
+    *bn = tx * tunable(info, "TN", 0);
+  } else {
+    *bm = tunable(info, "BM", 0);
+    *bn = tunable(info, "BN", 0);
+  }
 }
 
 // Runs |k| (already loaded) on every shape; |bm| x |bn| is the tile one workgroup computes.
@@ -88,9 +107,8 @@ TEST_P(Matmul, Shapes) {
   if (const std::string why = missing(kernel()); !why.empty()) GTEST_SKIP() << why;
   Kernel k;
   ASSERT_NO_FATAL_FAILURE(k.load(device_, kernel(), ir()));
-  const bool naive = std::string(k.info->family).rfind("matmul_naive", 0) == 0;
-  const uint32_t bm = naive ? 16 : tunable(*k.info, "BM", 0);
-  const uint32_t bn = naive ? 16 : tunable(*k.info, "BN", 0);
+  uint32_t bm = 0, bn = 0;
+  block_tile(*k.info, &bm, &bn);
   ASSERT_GT(bm, 0u);
   ASSERT_GT(bn, 0u);
   run_shapes(k, device_, stream_, bm, bn, kernel());
@@ -100,10 +118,11 @@ std::string param_name(const ::testing::TestParamInfo<MatmulParam>& info) {
   return std::get<1>(info.param);
 }
 
-const std::vector<std::string> kKernels = {"matmul_naive_f32",       "matmul_tiled_f32_32x32",
-                                           "matmul_tiled_f32_64x64", "matmul_tiled_f32_128x128",
-                                           "matmul_naive_f16",       "matmul_tiled_f16_32x32",
-                                           "matmul_tiled_f16_64x64", "matmul_tiled_f16_128x128"};
+const std::vector<std::string> kKernels = {
+    "matmul_naive_f32",         "matmul_tiled_f32_32x32", "matmul_tiled_f32_64x64",
+    "matmul_tiled_f32_128x128", "matmul_reg_f32_64x64",   "matmul_reg_f32_64x256",
+    "matmul_naive_f16",         "matmul_tiled_f16_32x32", "matmul_tiled_f16_64x64",
+    "matmul_tiled_f16_128x128", "matmul_reg_f16_64x64",   "matmul_reg_f16_64x256"};
 
 INSTANTIATE_TEST_SUITE_P(KernelsSpirv, Matmul,
                          ::testing::Combine(::testing::Values(HAL_IR_SPIRV),
@@ -135,6 +154,25 @@ TEST_P(MatmulSpecialized, TileSizes) {
     Kernel k;
     ASSERT_NO_FATAL_FAILURE(k.load(device_, t.kernel, ir(), {specs[0], specs[1], specs[2]}));
     run_shapes(k, device_, stream_, t.bm, t.bn, label);
+  }
+  // The register-tiled family: spec ids 0: TM, 1: TN, 2: TX; 64 threads, TX x 64/TX.
+  struct RegTiles {
+    const char* kernel;
+    uint32_t tm, tn, tx;
+  };
+  const RegTiles kRegTiles[] = {{"matmul_reg_f32_64x64", 4, 8, 32},
+                                {"matmul_reg_f32_64x256", 8, 16, 8},
+                                {"matmul_reg_f16_64x64", 4, 4, 16}};
+  for (const RegTiles& t : kRegTiles) {
+    if (!missing(t.kernel).empty()) continue;
+    const uint32_t bm = 64 / t.tx * t.tm, bn = t.tx * t.tn;
+    const std::string label = std::string(t.kernel) + " specialized to TM=" + std::to_string(t.tm) +
+                              " TN=" + std::to_string(t.tn) + " TX=" + std::to_string(t.tx);
+    SCOPED_TRACE(label);
+    const hal_specialization specs[] = {{0, 4, &t.tm}, {1, 4, &t.tn}, {2, 4, &t.tx}};
+    Kernel k;
+    ASSERT_NO_FATAL_FAILURE(k.load(device_, t.kernel, ir(), {specs[0], specs[1], specs[2]}));
+    run_shapes(k, device_, stream_, bm, bn, label);
   }
 }
 

@@ -153,9 +153,19 @@ void Numerics::matmul(const std::string& name) {
     GTEST_SKIP() << skip_reason_;
   }
   const Storage storage = storage_of(k.info->dtype);
-  const bool naive = std::string(k.info->family).rfind("matmul_naive", 0) == 0;
-  const uint32_t bm = naive ? 16 : tunable(*k.info, "BM", 64);
-  const uint32_t bn = naive ? 16 : tunable(*k.info, "BN", 64);
+  const std::string family = k.info->family;
+  const bool naive = family.rfind("matmul_naive", 0) == 0;
+  // The tile of C one workgroup computes; register-tiled: the block's threads as TX x threads/TX,
+  // each with TM x TN outputs.
+  const uint32_t threads = k.info->block[0] * k.info->block[1] * k.info->block[2];
+  const uint32_t tx = tunable(*k.info, "TX", 16);
+  const bool reg = family.rfind("matmul_reg", 0) == 0;
+  const uint32_t bm = naive ? 16
+                      : reg ? threads / tx * tunable(*k.info, "TM", 16)
+                            : tunable(*k.info, "BM", 64);
+  const uint32_t bn = naive ? 16
+                      : reg ? tx * tunable(*k.info, "TN", 4)
+                            : tunable(*k.info, "BN", 64);
   std::vector<MatmulShape> shapes = {
       {1, 1, 1, 0, 1.0f, 0.0f}, {17, 33, 9, 3, 1.0f, 0.0f}, {64, 64, 64, 0, 0.5f, 0.25f}};
   if (!options().quick) {
@@ -232,6 +242,18 @@ TEST_P(Numerics, MatmulTiledF16_64x64) {
 }
 TEST_P(Numerics, MatmulTiledF16_128x128) {
   matmul("matmul_tiled_f16_128x128");
+}
+TEST_P(Numerics, MatmulRegF32_64x64) {
+  matmul("matmul_reg_f32_64x64");
+}
+TEST_P(Numerics, MatmulRegF32_64x256) {
+  matmul("matmul_reg_f32_64x256");
+}
+TEST_P(Numerics, MatmulRegF16_64x64) {
+  matmul("matmul_reg_f16_64x64");
+}
+TEST_P(Numerics, MatmulRegF16_64x256) {
+  matmul("matmul_reg_f16_64x256");
 }
 
 // ---- Rows -------------------------------------------------------------------------------------
