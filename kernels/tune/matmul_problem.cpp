@@ -18,23 +18,11 @@ constexpr float kCheckAlpha = 1.5f;
 constexpr float kCheckBeta = 0.5f;
 // The tiles the pack has shipped with: the baseline of every result.
 constexpr uint32_t kDefaultBm = 64, kDefaultBn = 64, kDefaultBk = 16;
+// More accumulators per invocation than this spill and compile slowly without running faster.
+constexpr uint32_t kMaxAccumulators = 256;
 
 std::string status_text(const char* call, hal_status status) {
   return std::string(call) + " failed: " + hal_status_string(status) + ": " + hal_last_error();
-}
-
-uint32_t tunable_value(const hal_kernel_info& info, const char* name, uint32_t fallback) {
-  for (uint32_t i = 0; i < info.tunable_count; ++i) {
-    if (std::strcmp(info.tunables[i].name, name) == 0) return info.tunables[i].value;
-  }
-  return fallback;
-}
-
-const hal_kernel_tunable* find_tunable(const hal_kernel_info& info, const char* name) {
-  for (uint32_t i = 0; i < info.tunable_count; ++i) {
-    if (std::strcmp(info.tunables[i].name, name) == 0) return &info.tunables[i];
-  }
-  return nullptr;
 }
 
 std::vector<uint32_t> allowed(const hal_kernel_tunable& t) {
@@ -57,19 +45,76 @@ struct DeviceMemory {
 
 }  // namespace
 
-std::vector<std::string> MatmulProblem::families() {
-  std::vector<std::string> out;
-  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
-    const std::string family = hal_kernels_get(i)->family;
-    if (family.rfind("matmul_tiled_", 0) != 0) continue;
-    if (std::find(out.begin(), out.end(), family) == out.end()) out.push_back(family);
+namespace {
+
+// The pack's families whose kernels are variants of one tuning family: "matmul_tiled_f32" and
+// "matmul_reg_f32" for "matmul_f32".
+constexpr const char* kPackFamilyKinds[] = {"matmul_tiled_", "matmul_reg_"};
+
+// The tuning family of a pack family, or "" when it is not one of the kinds above.
+std::string tuning_family(const std::string& pack_family) {
+  for (const char* kind : kPackFamilyKinds) {
+    const std::string prefix = kind;
+    if (pack_family.rfind(prefix, 0) == 0) return "matmul_" + pack_family.substr(prefix.size());
+  }
+  return "";
+}
+
+// The geometry of one set of tunable values of |kernel|: the block's tile of C, the shared
+// memory and the label; false for values that make no kernel (a TX that does not divide the
+// block).
+struct Variant {
+  uint32_t tile_m = 0, tile_n = 0;
+  uint64_t shared_bytes = 0;
+  uint32_t registers = 0;  // accumulators per invocation
+  std::string label;
+};
+bool variant_of(const hal_kernel_info& kernel,
+                const std::vector<std::pair<std::string, uint32_t>>& v, Variant* out) {
+  auto get = [&](const char* name) {
+    for (const auto& [n, value] : v) {
+      if (n == name) return value;
+    }
+    return 0u;
+  };
+  const uint32_t threads = kernel.block[0] * kernel.block[1] * kernel.block[2];
+  if (get("BM") != 0) {  // shared-memory tiles: BM x BN, BK deep, (BM/16) x (BN/16) per thread
+    const uint32_t bm = get("BM"), bn = get("BN"), bk = get("BK");
+    if (bn == 0 || bk == 0) return false;
+    *out = {bm, bn, uint64_t{bk} * (bm + bn) * 4, (bm / 16) * (bn / 16),
+            "tiled BM=" + std::to_string(bm) + " BN=" + std::to_string(bn) +
+                " BK=" + std::to_string(bk)};
+    return true;
+  }
+  if (get("TM") != 0) {  // register tiles: TM x TN per thread, TX threads across
+    const uint32_t tm = get("TM"), tn = get("TN"), tx = get("TX");
+    if (tn == 0 || tx == 0 || threads % tx != 0) return false;
+    *out = {
+        threads / tx * tm, tx * tn, 0, tm * tn,
+        "reg TM=" + std::to_string(tm) + " TN=" + std::to_string(tn) + " TX=" + std::to_string(tx)};
+    return true;
+  }
+  return false;
+}
+
+std::vector<std::pair<std::string, uint32_t>> defaults_of(const hal_kernel_info& kernel) {
+  std::vector<std::pair<std::string, uint32_t>> out;
+  for (uint32_t i = 0; i < kernel.tunable_count; ++i) {
+    out.emplace_back(kernel.tunables[i].name, kernel.tunables[i].value);
   }
   return out;
 }
 
-bool MatmulProblem::fail(std::string* why, const std::string& what) {
-  if (why != nullptr) *why = what;
-  return false;
+}  // namespace
+
+std::vector<std::string> MatmulProblem::families() {
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
+    const std::string family = tuning_family(hal_kernels_get(i)->family);
+    if (family.empty()) continue;
+    if (std::find(out.begin(), out.end(), family) == out.end()) out.push_back(family);
+  }
+  return out;
 }
 
 std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std::string& family,
@@ -78,8 +123,7 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
   if (std::find(known.begin(), known.end(), family) == known.end()) {
     std::string list;
     for (const std::string& f : known) list += (list.empty() ? "" : ", ") + f;
-    *why =
-        "'" + family + "' is not a tiled matmul family of the kernel pack (it has: " + list + ")";
+    *why = "'" + family + "' is not a matmul family the tuner knows (it knows: " + list + ")";
     return {};
   }
   if ((info.ir_mask & (HAL_IR_SPIRV | HAL_IR_PTX)) == 0) {
@@ -87,88 +131,97 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
     return {};
   }
   const hal_ir ir = (info.ir_mask & HAL_IR_SPIRV) != 0 ? HAL_IR_SPIRV : HAL_IR_PTX;
-
-  // The family's kernels, and the one whose blob the SPIR-V candidates specialise.
-  std::vector<const hal_kernel_info*> kernels;
-  const hal_kernel_info* base = nullptr;
-  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
-    const hal_kernel_info* k = hal_kernels_get(i);
-    if (family != k->family) continue;
-    kernels.push_back(k);
-    if (tunable_value(*k, "BM", 0) == kDefaultBm && tunable_value(*k, "BN", 0) == kDefaultBn) {
-      base = k;
-    }
-  }
-  if (base == nullptr) base = kernels.front();
-  if ((base->required_features & ~info.features) != 0) {
-    *why = "the device lacks a feature " + family + " needs (fp16 storage)";
-    return {};
-  }
   const uint32_t shared_limit = info.max_shared_memory_per_block;
   const uint32_t threads_limit = info.max_threads_per_block;
-  auto fits = [&](uint32_t bm, uint32_t bn, uint32_t bk, const hal_kernel_info& k) {
-    const uint64_t shared = uint64_t{bk} * (bm + bn) * 4;
-    if (shared_limit != 0 && shared > shared_limit) return false;
-    return threads_limit == 0 || k.block[0] * k.block[1] * k.block[2] <= threads_limit;
-  };
 
   std::vector<Candidate> out;
-  if (ir == HAL_IR_SPIRV) {
-    const hal_kernel_blob* blob = hal_kernels_find(base->name, HAL_IR_SPIRV);
-    const hal_kernel_tunable* tm = find_tunable(*base, "BM");
-    const hal_kernel_tunable* tn = find_tunable(*base, "BN");
-    const hal_kernel_tunable* tk = find_tunable(*base, "BK");
-    if (blob == nullptr || tm == nullptr || tn == nullptr || tk == nullptr) {
-      *why = std::string("the pack's ") + base->name + " lacks its SPIR-V or its BM/BN/BK tunables";
-      return {};
-    }
-    for (uint32_t bm : allowed(*tm)) {
-      for (uint32_t bn : allowed(*tn)) {
-        for (uint32_t bk : allowed(*tk)) {
-          if (!fits(bm, bn, bk, *base)) continue;
-          Candidate c;
-          c.kernel = base->name;
-          c.ir = HAL_IR_SPIRV;
-          c.blob = blob->data;
-          c.blob_size = blob->size;
-          c.specializations = {{tm->spec_id, bm}, {tn->spec_id, bn}, {tk->spec_id, bk}};
-          for (int d = 0; d < 3; ++d) c.block[d] = base->block[d];
-          c.tile[0] = bm;
-          c.tile[1] = bn;
-          c.label = "BM=" + std::to_string(bm) + " BN=" + std::to_string(bn) +
-                    " BK=" + std::to_string(bk);
-          c.is_default = bm == kDefaultBm && bn == kDefaultBn && bk == kDefaultBk;
-          out.push_back(std::move(c));
+  std::vector<std::string> seen_pack_families;
+  bool lacks_features = false;
+  auto add = [&](const hal_kernel_info& kernel, const hal_kernel_blob& blob,
+                 const std::vector<std::pair<std::string, uint32_t>>& values, bool specialise) {
+    Variant v;
+    if (!variant_of(kernel, values, &v)) return;
+    if (shared_limit != 0 && v.shared_bytes > shared_limit) return;
+    if (threads_limit != 0 && kernel.block[0] * kernel.block[1] * kernel.block[2] > threads_limit)
+      return;
+    if (v.registers > kMaxAccumulators) return;
+    Candidate c;
+    c.kernel = kernel.name;
+    c.ir = blob.ir;
+    c.blob = blob.data;
+    c.blob_size = blob.size;
+    if (specialise) {
+      for (uint32_t i = 0; i < kernel.tunable_count; ++i) {
+        for (const auto& [name, value] : values) {
+          if (name == kernel.tunables[i].name) {
+            c.specializations.push_back({kernel.tunables[i].spec_id, value});
+          }
         }
       }
     }
-  } else {
-    for (const hal_kernel_info* k : kernels) {
-      const hal_kernel_blob* blob = hal_kernels_find(k->name, HAL_IR_PTX);
-      const uint32_t bm = tunable_value(*k, "BM", 0), bn = tunable_value(*k, "BN", 0),
-                     bk = tunable_value(*k, "BK", 0);
-      if (blob == nullptr || bm == 0 || bn == 0 || !fits(bm, bn, bk, *k)) continue;
-      Candidate c;
-      c.kernel = k->name;
-      c.ir = HAL_IR_PTX;
-      c.blob = blob->data;
-      c.blob_size = blob->size;
-      for (int d = 0; d < 3; ++d) c.block[d] = k->block[d];
-      c.tile[0] = bm;
-      c.tile[1] = bn;
-      c.label = k->name;
-      c.is_default = k == base;
-      out.push_back(std::move(c));
+    for (int d = 0; d < 3; ++d) c.block[d] = kernel.block[d];
+    c.tile[0] = v.tile_m;
+    c.tile[1] = v.tile_n;
+    c.label = v.label;
+    c.is_default = std::string(kernel.family).rfind("matmul_tiled_", 0) == 0 &&
+                   v.tile_m == kDefaultBm && v.tile_n == kDefaultBn &&
+                   v.shared_bytes == uint64_t{kDefaultBk} * (kDefaultBm + kDefaultBn) * 4;
+    for (const Candidate& existing : out) {
+      if (existing.label == c.label) return;  // the same variant from another instance
     }
+    out.push_back(std::move(c));
+  };
+
+  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
+    const hal_kernel_info* k = hal_kernels_get(i);
+    if (tuning_family(k->family) != family) continue;
+    if ((k->required_features & ~info.features) != 0) {
+      lacks_features = true;
+      continue;
+    }
+    const hal_kernel_blob* blob = hal_kernels_find(k->name, ir);
+    if (blob == nullptr) continue;
+    if (ir == HAL_IR_PTX) {  // fixed tunables: each kernel is one candidate
+      add(*k, *blob, defaults_of(*k), false);
+      continue;
+    }
+    // SPIR-V: one kernel per pack family suffices; its constants reach every allowed value.
+    if (std::find(seen_pack_families.begin(), seen_pack_families.end(), k->family) !=
+        seen_pack_families.end()) {
+      continue;
+    }
+    seen_pack_families.push_back(k->family);
+    std::vector<std::vector<std::pair<std::string, uint32_t>>> combos = {{}};
+    for (uint32_t t = 0; t < k->tunable_count; ++t) {
+      const hal_kernel_tunable& tunable = k->tunables[t];
+      std::vector<std::vector<std::pair<std::string, uint32_t>>> next;
+      for (const auto& combo : combos) {
+        for (uint32_t value : allowed(tunable)) {
+          auto extended = combo;
+          extended.emplace_back(tunable.name, value);
+          next.push_back(std::move(extended));
+        }
+      }
+      combos = std::move(next);
+    }
+    for (const auto& combo : combos) add(*k, *blob, combo, true);
   }
   bool has_default = false;
   for (const Candidate& c : out) has_default = has_default || c.is_default;
   if (out.empty() || !has_default) {
-    *why = "no candidate of " + family + " fits the device's limits (shared memory " +
-           std::to_string(shared_limit) + " bytes)";
+    *why = lacks_features ? "the device lacks a feature " + family + " needs (fp16 storage)"
+                          : "no candidate of " + family +
+                                " fits the device's limits (shared "
+                                "memory " +
+                                std::to_string(shared_limit) + " bytes)";
     return {};
   }
   return out;
+}
+
+bool MatmulProblem::fail(std::string* why, const std::string& what) {
+  if (why != nullptr) *why = what;
+  return false;
 }
 
 std::unique_ptr<MatmulProblem> MatmulProblem::create(hal_device device, const std::string& family,

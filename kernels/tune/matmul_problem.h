@@ -1,12 +1,16 @@
-// The tiled matmul families of the pack as a tuning Problem: C = alpha * A * B + beta * C,
-// row-major, M x N x K.
+// The pack's matmul kernels as a tuning Problem: C = alpha * A * B + beta * C, row-major,
+// M x N x K.
 //
-// Candidates, on a device whose IR is SPIR-V: one module (the family's 64x64 kernel) specialised
-// to every allowed combination of the manifest's tunables BM, BN (the block's tile of C) and BK
-// (the K step through shared memory) whose shared memory, BK * (BM + BN) floats, fits the
-// device's max_shared_memory_per_block. On a PTX device the tunables are fixed per kernel, so the
-// candidates are the family's kernels. The default, the baseline of every result, is
-// BM = BN = 64, BK = 16: the tiles the pack has shipped with.
+// A tuning family is a storage type: matmul_f32 or matmul_f16. Its candidates are every variant
+// of the pack's families of that type that compute the product the same way from the same
+// parameters: matmul_tiled_<type> (shared-memory tiles: BM x BN of C per block, BK deep) and
+// matmul_reg_<type> (no shared memory: each of the 64 threads keeps a TM x TN tile in registers,
+// TX threads across). On a device whose IR is SPIR-V each pack family contributes every allowed
+// combination of its tunables (they are specialization constants) that fits the device: shared
+// memory within max_shared_memory_per_block, at most 256 accumulators per thread. On a PTX device
+// the tunables are fixed per kernel, so the candidates are the kernels. The default, the
+// baseline of every result, is tiled BM = BN = 64, BK = 16: the kernel the pack has shipped as
+// its matmul.
 //
 // Checking a candidate (Problem::check): one run on a small shape whose sizes are no multiple of
 // any tile (70 x 45 x 37, alpha 1.5, beta 0.5, so partial tiles and the read of C are covered),
@@ -36,16 +40,17 @@ struct MatmulShape {
 };
 
 // The candidates of |family| on a device with |info|, as described above; empty with *why when
-// |family| is not a tiled matmul family, the device lacks what it needs, or nothing fits.
+// |family| is not one of MatmulProblem::families(), the device lacks what it needs, or nothing
+// fits.
 std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std::string& family,
                                          std::string* why);
 
 class MatmulProblem : public Problem {
  public:
-  // The tiled matmul families (the pack's families named matmul_tiled_<dtype>).
+  // The tuning families: matmul_<dtype> for each storage type the pack's matmul kernels have.
   static std::vector<std::string> families();
   // Prepares |family| at |shape| on |device|, whose stream it creates. Returns nullptr with *why
-  // when the family is not a tiled matmul family of the pack, the device lacks what it needs
+  // when the family is not one of families(), the device lacks what it needs
   // (fp16 storage, an IR the pack has), a dimension is 0, or device memory runs out.
   static std::unique_ptr<MatmulProblem> create(hal_device device, const std::string& family,
                                                MatmulShape shape, std::string* why);

@@ -173,7 +173,9 @@ bool plan_matmul(hal_device device, const std::string& family, MatmulShape shape
     if (entry != nullptr) {
       const Candidate* match = nullptr;
       for (const Candidate& c : candidates) {
-        if (c.kernel != entry->kernel || c.specializations.size() != entry->specializations.size())
+        // The variant, not the blob: SPIR-V variants of one pack family may come from any of its
+        // kernels, whose constants they override.
+        if (c.label != entry->label || c.specializations.size() != entry->specializations.size())
           continue;
         bool same = true;
         for (size_t i = 0; i < c.specializations.size(); ++i) {

@@ -38,15 +38,15 @@ struct MatmulPlan {
   std::vector<Specialization> specializations;  // 32-bit each; for hal_module_options
   uint32_t block[3] = {1, 1, 1};
   uint32_t grid[3] = {1, 1, 1};
-  uint32_t shared_bytes = 0;  // dynamic shared memory (none for the tiled matmul)
+  uint32_t shared_bytes = 0;  // dynamic shared memory (none for the pack's matmul kernels)
   bool tuned = false;
   std::string label;   // "BM=64 BN=128 BK=16"
   std::string source;  // where the choice came from, one sentence
 };
 
 // What to launch for C = A * B (M x N x K) of |family| on |device|, from the database in
-// |directory| (nullptr: default_directory()). False with *why for a family that is not a tiled
-// matmul family, or a device the pack has no kernel for.
+// |directory| (nullptr: default_directory()). False with *why for a family that is not one of
+// MatmulProblem::families(), or a device the pack has no kernel for.
 bool plan_matmul(hal_device device, const std::string& family, MatmulShape shape, MatmulPlan* out,
                  std::string* why, const std::string* directory = nullptr);
 

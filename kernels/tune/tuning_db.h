@@ -58,7 +58,7 @@ struct Specialization {
 
 // One tuned choice: what to launch for a family at a shape bucket.
 struct Entry {
-  std::string family;  // e.g. "matmul_tiled_f32" ([A-Za-z0-9_]+)
+  std::string family;  // e.g. "matmul_f32" ([A-Za-z0-9_]+)
   std::string bucket;  // e.g. "1024x1024x1024" (see shape_bucket): decimal numbers joined by 'x'
   std::string kernel;  // the pack kernel whose blob is loaded ([A-Za-z0-9_]+)
   std::vector<Specialization> specializations;  // in the order they are applied; may be empty

@@ -4,7 +4,8 @@
 //            [--reps <n>] [--seed <n>] [--top <n>] [--no-save]
 //   hal-tune [--device <selector>] --show
 //
-// For each family (default: every tiled matmul family the device runs) it checks every
+// For each family (default: every matmul family the device runs: matmul_f32, matmul_f16) it
+// checks every
 // candidate it tries against the CPU reference before timing it, searches within the budget
 // (exhaustively when the space fits, else by successive halving; kernels/tune/tuner.h), prints a
 // table of the fastest candidates against the family's default, and stores the winner in the
@@ -42,7 +43,7 @@ void usage(std::FILE* out) {
       "       hal-tune [--device <selector>] --show\n"
       "  --device   a hal device selector (vulkan:0, cuda:0, a name); default: HAL_DEVICE or "
       "device 0\n"
-      "  --family   a family to tune (repeatable); default: every tiled matmul family the\n"
+      "  --family   a family to tune (repeatable): matmul_f32, matmul_f16; default: every one the\n"
       "             device runs\n"
       "  --shape    the problem, M x N x K (default 1024x1024x1024); results are stored for its\n"
       "             bucket (each dimension rounded up to a power of two)\n"
