@@ -90,6 +90,35 @@ class Sgemm {
   std::map<uint32_t, std::vector<double>> cache_;
 };
 
+// One square problem, M = N = K = |size|: A and B all ones (timing does not depend on the
+// values; the kernel tests check correctness), C, and the kernel arguments for them.
+struct SquareMatmul {
+  SquareMatmul(Context& ctx, uint32_t size, bool f16)
+      : bytes(size_t{size} * size * (f16 ? 2 : 4)),
+        a(ctx, bytes),
+        b(ctx, bytes),
+        c(ctx, bytes),
+        m(size),
+        n(size),
+        k(size),
+        lda(size),
+        ldb(size),
+        ldc(size) {
+    // 1.0 in every element (two fp16 ones per word for f16).
+    const uint32_t one = f16 ? 0x3C003C00u : 0x3F800000u;
+    BENCH_CHECK(hal_memset_d32(ctx.stream, a.ptr, one, bytes / 4));
+    BENCH_CHECK(hal_memset_d32(ctx.stream, b.ptr, one, bytes / 4));
+    args = {&a.ptr, &b.ptr, &c.ptr, &m, &n, &k, &lda, &ldb, &ldc, &alpha, &beta};
+  }
+  SquareMatmul(const SquareMatmul&) = delete;  // |args| points into this object
+  SquareMatmul& operator=(const SquareMatmul&) = delete;
+  size_t bytes;
+  DeviceBuffer a, b, c;
+  uint32_t m, n, k, lda, ldb, ldc;
+  float alpha = 1.0f, beta = 0.0f;
+  std::vector<void*> args;
+};
+
 // One planned launch (plan.h): its module, loaded with the plan's specialisation constants.
 class PlannedKernel {
  public:
@@ -149,15 +178,8 @@ void bench_planned(Context& ctx, const std::vector<uint32_t>& sizes, uint32_t re
         }
       }
       const bool f16 = family.size() > 4 && family.compare(family.size() - 4, 4, "_f16") == 0;
-      const size_t bytes = size_t{size} * size * (f16 ? 2 : 4);
-      DeviceBuffer a(ctx, bytes), b(ctx, bytes), c(ctx, bytes);
-      const uint32_t one = f16 ? 0x3C003C00u : 0x3F800000u;
-      BENCH_CHECK(hal_memset_d32(ctx.stream, a.ptr, one, bytes / 4));
-      BENCH_CHECK(hal_memset_d32(ctx.stream, b.ptr, one, bytes / 4));
-      uint32_t m = size, n = size, k = size, lda = size, ldb = size, ldc = size;
-      float alpha = 1.0f, beta = 0.0f;
-      const std::vector<void*> args = {&a.ptr, &b.ptr, &c.ptr, &m,     &n,   &k,
-                                       &lda,   &ldb,   &ldc,   &alpha, &beta};
+      const SquareMatmul problem(ctx, size, f16);
+      const std::vector<void*>& args = problem.args;
       PlannedKernel planned(ctx, plan), fallback(ctx, base);
       std::vector<double> planned_us, base_us;
       time_interleaved(
@@ -238,17 +260,8 @@ void bench_matmul(Context& ctx) {
     for (uint32_t size : sizes) {
       const std::string name = kernel_name + "_" + std::to_string(size);
       if (!ctx.wants(name)) continue;
-      const size_t elements = size_t{size} * size;
-      const size_t bytes = elements * (f16 ? 2 : 4);
-      DeviceBuffer a(ctx, bytes), b(ctx, bytes), c(ctx, bytes);
-      // 1.0 in every element (two fp16 ones per word for f16).
-      const uint32_t one = f16 ? 0x3C003C00u : 0x3F800000u;
-      BENCH_CHECK(hal_memset_d32(ctx.stream, a.ptr, one, bytes / 4));
-      BENCH_CHECK(hal_memset_d32(ctx.stream, b.ptr, one, bytes / 4));
-      uint32_t m = size, n = size, k = size, lda = size, ldb = size, ldc = size;
-      float alpha = 1.0f, beta = 0.0f;
-      const std::vector<void*> args = {&a.ptr, &b.ptr, &c.ptr, &m,     &n,   &k,
-                                       &lda,   &ldb,   &ldc,   &alpha, &beta};
+      const SquareMatmul problem(ctx, size, f16);
+      const std::vector<void*>& args = problem.args;
       const uint32_t gx = (size + bn - 1) / bn, gy = (size + bm - 1) / bm;
       const std::vector<double> us = time_runs(1, reps, [&] {
         kernel.launch(ctx.stream, gx, gy, 1, args);
