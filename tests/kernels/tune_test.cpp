@@ -6,6 +6,8 @@
 #include "tuner.h"
 #include "tuning_db.h"
 
+#include <hal_kernels/reference.h>
+
 #include <gtest/gtest.h>
 
 #include <hal/hal.h>
@@ -305,6 +307,65 @@ TEST_F(TunePlan, ATunedEntryIsUsedForItsBucketAndTheNearestShapes) {
   ASSERT_EQ(tune::load_plan(device_, p, &module, &function), HAL_SUCCESS) << hal_last_error();
   EXPECT_NE(function, nullptr);
   hal_module_unload(module);
+}
+
+// A register-tile choice launched as planned (its block and grid, not the default's) computes
+// C correctly on a shape no tile divides.
+TEST_F(TunePlan, ARegisterTileChoiceRunsAsPlannedAndIsCorrect) {
+  tune::Database db(key_);
+  tune::Entry e;
+  e.family = "matmul_f32";
+  e.bucket = "128x128x64";
+  e.kernel = "matmul_reg_f32_64x256";
+  e.specializations = {{0, 8}, {1, 16}, {2, 8}};
+  e.block[0] = 64;
+  e.block[1] = e.block[2] = 1;
+  e.time_ms = 1;
+  e.default_time_ms = 4;
+  e.label = "reg TM=8 TN=16 TX=8";
+  db.put(e);
+  std::string error;
+  ASSERT_TRUE(db.save(path_, &error)) << error;
+  const tune::MatmulShape shape{70, 90, 33};
+  const tune::MatmulPlan p = plan(shape);
+  ASSERT_TRUE(p.tuned) << p.source;
+  EXPECT_EQ(p.label, "reg TM=8 TN=16 TX=8");
+  EXPECT_EQ(p.block[0], 64u);
+  EXPECT_EQ(p.grid[0], 1u);  // ceil(90 / (8 * 16))
+  EXPECT_EQ(p.grid[1], 2u);  // ceil(70 / (64 / 8 * 8))
+
+  const std::vector<float> a = hal_kernels::ref::random_uniform(size_t{shape.m} * shape.k, 1);
+  const std::vector<float> b = hal_kernels::ref::random_uniform(size_t{shape.k} * shape.n, 2);
+  hal_stream stream = nullptr;
+  ASSERT_EQ(hal_stream_create(device_, &stream), HAL_SUCCESS);
+  hal_deviceptr da = 0, db_ptr = 0, dc = 0;
+  ASSERT_EQ(hal_mem_alloc(device_, a.size() * 4, &da), HAL_SUCCESS);
+  ASSERT_EQ(hal_mem_alloc(device_, b.size() * 4, &db_ptr), HAL_SUCCESS);
+  ASSERT_EQ(hal_mem_alloc(device_, size_t{shape.m} * shape.n * 4, &dc), HAL_SUCCESS);
+  ASSERT_EQ(hal_memcpy_htod(stream, da, a.data(), a.size() * 4), HAL_SUCCESS);
+  ASSERT_EQ(hal_memcpy_htod(stream, db_ptr, b.data(), b.size() * 4), HAL_SUCCESS);
+  hal_module module = nullptr;
+  hal_function function = nullptr;
+  ASSERT_EQ(tune::load_plan(device_, p, &module, &function), HAL_SUCCESS) << hal_last_error();
+  uint32_t m = shape.m, n = shape.n, k = shape.k, lda = k, ldb = n, ldc = n;
+  float alpha = 1.0f, beta = 0.0f;
+  void* args[] = {&da, &db_ptr, &dc, &m, &n, &k, &lda, &ldb, &ldc, &alpha, &beta};
+  hal_launch_config config{};
+  for (int d = 0; d < 3; ++d) {
+    config.grid[d] = p.grid[d];
+    config.block[d] = p.block[d];
+  }
+  ASSERT_EQ(hal_launch(stream, function, &config, args), HAL_SUCCESS) << hal_last_error();
+  std::vector<float> c(size_t{shape.m} * shape.n);
+  ASSERT_EQ(hal_memcpy_dtoh(stream, c.data(), dc, c.size() * 4), HAL_SUCCESS);
+  ASSERT_EQ(hal_stream_synchronize(stream), HAL_SUCCESS) << hal_last_error();
+  const hal_kernels::ref::Check check =
+      hal_kernels::ref::compare(c, hal_kernels::ref::matmul(a, b, {}, m, n, k, lda, ldb, ldc, alpha,
+                                                            beta, hal_kernels::ref::Storage::kF32));
+  EXPECT_TRUE(check.ok()) << check.summary();
+  hal_module_unload(module);
+  for (hal_deviceptr ptr : {da, db_ptr, dc}) hal_mem_free(device_, ptr);
+  hal_stream_destroy(stream);
 }
 
 TEST_F(TunePlan, ACorruptOrStaleDatabaseIsIgnored) {
