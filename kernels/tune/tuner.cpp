@@ -127,6 +127,11 @@ SearchResult search(Problem& problem, const SearchOptions& options) {
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (i != default_index) others.push_back(i);
   }
+  // Both strategies take the candidates in a seeded random order: if the budget runs out (the
+  // estimate below cannot see that some variants compile far slower than the default), what is
+  // left untried is a random sample, not the end of the family's list.
+  std::mt19937 rng(options.seed);
+  std::shuffle(others.begin(), others.end(), rng);
   // 2. Exhaustive when every other candidate, measured as the baseline was, fits in the rest.
   const double remaining = deadline - now_seconds();
   if (static_cast<double>(others.size()) * baseline_seconds <= remaining) {
@@ -139,8 +144,6 @@ SearchResult search(Problem& problem, const SearchOptions& options) {
   } else {
     // 3. Successive halving.
     result.strategy = "successive halving";
-    std::mt19937 rng(options.seed);
-    std::shuffle(others.begin(), others.end(), rng);
     const double first_round_end = now_seconds() + remaining / 2;
     std::vector<size_t> survivors;
     for (size_t i : others) {

@@ -9,12 +9,14 @@
 //     result is reported against, and its time sizes the search.
 //  2. Every candidate is checked against the CPU reference before it is timed. A candidate that
 //     computes a wrong result, or fails to load or launch, is never timed and can never win.
-//  3. Small spaces (every candidate checked and timed |reps| times fits in the budget) are
-//     searched exhaustively. Larger ones by successive halving: candidates in a random order
-//     (seeded: the same seed tries the same ones) are checked and timed once each while half the
-//     budget lasts; the faster half is timed again with twice the repetitions, and so on until
-//     one is left, the repetitions reach |reps| or the budget is spent. A candidate whose first
-//     run is more than four times the best so far is dropped at once.
+//  3. The other candidates are taken in a random order (seeded: the same seed tries the same
+//     ones). Small spaces (every candidate checked and timed |reps| times, as long as the default
+//     took, fits in the budget) are searched exhaustively; when variants compile slower than the
+//     default and the budget runs out, the untried ones are a random sample. Larger spaces by
+//     successive halving: candidates are checked and timed once each while half the budget
+//     lasts; the faster half is timed again with twice the repetitions, and so on until one is
+//     left, the repetitions reach |reps| or the budget is spent. A candidate whose first run is
+//     more than four times the best so far is dropped at once.
 //  4. The winner is the candidate with the lowest median among those timed the most often, so
 //     one lucky single run cannot beat a well-measured median.
 //
