@@ -245,3 +245,112 @@ HAL_FUSED(attention_fused_f32_d64, float, 64)
 HAL_FUSED(attention_fused_f32_d128, float, 128)
 HAL_FUSED(attention_fused_f16_d64, __half, 64)
 HAL_FUSED(attention_fused_f16_d128, __half, 128)
+
+// ---- Fused attention in registers: no shared memory, no barrier. Each of WG threads owns RQ
+// query rows (i0 + WG * r) and their D outputs, and walks the keys BKV at a time: an RQ x BKV
+// tile of scores, one online-softmax step per row, then the tile times BKV rows of V.
+// Block WG; grid (ceil(seq_q / (WG * RQ)), batch_heads, 1).
+
+template <typename T, int D, int RQ, int BKV, int WG>
+__device__ __forceinline__ void attention_reg(const T* Q, const T* K, const T* V, T* O,
+                                              uint32_t batch_heads, uint32_t seq_q,
+                                              uint32_t seq_kv, float scale, uint32_t causal) {
+  const uint32_t h = blockIdx.y;
+  if (h >= batch_heads) return;
+  const uint32_t i0 = blockIdx.x * (WG * RQ) + threadIdx.x;
+  const int offset = (int)seq_kv - (int)seq_q;
+  uint32_t qrow[RQ];
+#pragma unroll
+  for (int r = 0; r < RQ; ++r) qrow[r] = (h * seq_q + min(i0 + WG * r, seq_q - 1)) * D;
+  uint32_t kv_end = seq_kv;
+  if (causal != 0) {
+    const int last = (int)min(blockIdx.x * (WG * RQ) + WG * RQ - 1, seq_q - 1) + offset + 1;
+    kv_end = (uint32_t)max(0, min(last, (int)seq_kv));
+  }
+  const uint32_t kbase = h * seq_kv * D;
+  float m[RQ], l[RQ], acc[RQ * D];
+#pragma unroll
+  for (int r = 0; r < RQ; ++r) {
+    m[r] = HAL_NEG_INF;
+    l[r] = 0.0f;
+  }
+#pragma unroll
+  for (int c = 0; c < RQ * D; ++c) acc[c] = 0.0f;
+  for (uint32_t kv0 = 0; kv0 < kv_end; kv0 += BKV) {
+    float s[RQ * BKV];
+#pragma unroll
+    for (int c = 0; c < RQ * BKV; ++c) s[c] = 0.0f;
+#pragma unroll 4
+    for (int d = 0; d < D; ++d) {
+      float qv[RQ];
+#pragma unroll
+      for (int r = 0; r < RQ; ++r) qv[r] = hal_load(Q[qrow[r] + d]);
+#pragma unroll
+      for (int j = 0; j < BKV; ++j) {
+        const float kv = hal_load(K[kbase + min(kv0 + j, seq_kv - 1) * D + d]);
+#pragma unroll
+        for (int r = 0; r < RQ; ++r) s[r * BKV + j] += qv[r] * kv;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < RQ; ++r) {
+      const int row = (int)(i0 + WG * r);
+      float mb = HAL_NEG_INF;
+#pragma unroll
+      for (int j = 0; j < BKV; ++j) {
+        const uint32_t key = kv0 + j;
+        const bool visible = key < seq_kv && (causal == 0 || (int)key <= row + offset);
+        s[r * BKV + j] = visible ? s[r * BKV + j] * scale : HAL_NEG_INF;
+        mb = fmaxf(mb, s[r * BKV + j]);
+      }
+      const float m_new = fmaxf(m[r], mb);
+      const float corr = m_new == HAL_NEG_INF ? 1.0f : expf(m[r] - m_new);
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < BKV; ++j) {
+        const float pj = s[r * BKV + j] == HAL_NEG_INF ? 0.0f : expf(s[r * BKV + j] - m_new);
+        s[r * BKV + j] = pj;
+        sum += pj;
+      }
+      l[r] = l[r] * corr + sum;
+      m[r] = m_new;
+#pragma unroll
+      for (int c = 0; c < D; ++c) acc[r * D + c] *= corr;
+    }
+    // The loop over the keys stays a loop, as in the GLSL: the unrolled body does not grow
+    // with BKV.
+#pragma unroll 1
+    for (int j = 0; j < BKV; ++j) {
+      float pr[RQ];
+#pragma unroll
+      for (int r = 0; r < RQ; ++r) pr[r] = s[r * BKV + j];
+      const uint32_t vrow = kbase + min(kv0 + j, seq_kv - 1) * D;
+#pragma unroll
+      for (int c = 0; c < D; ++c) {
+        const float vv = hal_load(V[vrow + c]);
+#pragma unroll
+        for (int r = 0; r < RQ; ++r) acc[r * D + c] += pr[r] * vv;
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < RQ; ++r) {
+    const uint32_t row = i0 + WG * r;
+    if (row < seq_q) {
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+#pragma unroll
+      for (int c = 0; c < D; ++c) O[(h * seq_q + row) * D + c] = hal_store<T>(acc[r * D + c] * inv);
+    }
+  }
+}
+
+#define HAL_ATTENTION_REG(name, T, D, RQ, BKV, WG)                                            \
+  extern "C" __global__ void __launch_bounds__(WG)                                            \
+      name(const T* Q, const T* K, const T* V, T* O, uint32_t batch_heads, uint32_t seq_q,    \
+           uint32_t seq_kv, float scale, uint32_t causal) {                                   \
+    attention_reg<T, D, RQ, BKV, WG>(Q, K, V, O, batch_heads, seq_q, seq_kv, scale, causal);  \
+  }
+HAL_ATTENTION_REG(attention_reg_f32_d64, float, 64, 4, 8, 16)
+HAL_ATTENTION_REG(attention_reg_f32_d128, float, 128, 2, 8, 16)
+HAL_ATTENTION_REG(attention_reg_f16_d64, __half, 64, 4, 8, 16)
+HAL_ATTENTION_REG(attention_reg_f16_d128, __half, 128, 2, 8, 16)

@@ -4,8 +4,6 @@
 #include <hal_kernels/reference.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstring>
 
 namespace hal_kernels::tune {
 namespace {
@@ -21,31 +19,9 @@ constexpr uint32_t kDefaultBm = 64, kDefaultBn = 64, kDefaultBk = 16;
 // More accumulators per invocation than this spill and compile slowly without running faster.
 constexpr uint32_t kMaxAccumulators = 256;
 
-std::string status_text(const char* call, hal_status status) {
-  return std::string(call) + " failed: " + hal_status_string(status) + ": " + hal_last_error();
-}
-
-std::vector<uint32_t> allowed(const hal_kernel_tunable& t) {
-  std::vector<uint32_t> out(t.allowed, t.allowed + t.allowed_count);
-  if (out.empty()) out.push_back(t.value);
-  return out;
-}
-
 uint32_t ceil_div(uint32_t a, uint32_t b) {
   return (a + b - 1) / b;
 }
-
-struct DeviceMemory {
-  hal_device device;
-  std::vector<hal_deviceptr> pointers;
-  ~DeviceMemory() {
-    for (hal_deviceptr p : pointers) hal_mem_free(device, p);
-  }
-};
-
-}  // namespace
-
-namespace {
 
 // The pack's families whose kernels are variants of one tuning family: "matmul_tiled_f32" and
 // "matmul_reg_f32" for "matmul_f32".
@@ -69,14 +45,8 @@ struct Variant {
   uint32_t registers = 0;  // accumulators per invocation
   std::string label;
 };
-bool variant_of(const hal_kernel_info& kernel,
-                const std::vector<std::pair<std::string, uint32_t>>& v, Variant* out) {
-  auto get = [&](const char* name) {
-    for (const auto& [n, value] : v) {
-      if (n == name) return value;
-    }
-    return 0u;
-  };
+bool variant_of(const hal_kernel_info& kernel, const TunableValues& v, Variant* out) {
+  auto get = [&](const char* name) { return tunable_value(v, name); };
   const uint32_t threads = kernel.block[0] * kernel.block[1] * kernel.block[2];
   if (get("BM") != 0) {  // shared-memory tiles: BM x BN, BK deep, (BM/16) x (BN/16) per thread
     const uint32_t bm = get("BM"), bn = get("BN"), bk = get("BK");
@@ -95,14 +65,6 @@ bool variant_of(const hal_kernel_info& kernel,
     return true;
   }
   return false;
-}
-
-std::vector<std::pair<std::string, uint32_t>> defaults_of(const hal_kernel_info& kernel) {
-  std::vector<std::pair<std::string, uint32_t>> out;
-  for (uint32_t i = 0; i < kernel.tunable_count; ++i) {
-    out.emplace_back(kernel.tunables[i].name, kernel.tunables[i].value);
-  }
-  return out;
 }
 
 }  // namespace
@@ -138,28 +100,14 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
   std::vector<std::string> seen_pack_families;
   bool lacks_features = false;
   auto add = [&](const hal_kernel_info& kernel, const hal_kernel_blob& blob,
-                 const std::vector<std::pair<std::string, uint32_t>>& values, bool specialise) {
+                 const TunableValues& values, bool specialise) {
     Variant v;
     if (!variant_of(kernel, values, &v)) return;
     if (shared_limit != 0 && v.shared_bytes > shared_limit) return;
     if (threads_limit != 0 && kernel.block[0] * kernel.block[1] * kernel.block[2] > threads_limit)
       return;
     if (v.registers > kMaxAccumulators) return;
-    Candidate c;
-    c.kernel = kernel.name;
-    c.ir = blob.ir;
-    c.blob = blob.data;
-    c.blob_size = blob.size;
-    if (specialise) {
-      for (uint32_t i = 0; i < kernel.tunable_count; ++i) {
-        for (const auto& [name, value] : values) {
-          if (name == kernel.tunables[i].name) {
-            c.specializations.push_back({kernel.tunables[i].spec_id, value});
-          }
-        }
-      }
-    }
-    for (int d = 0; d < 3; ++d) c.block[d] = kernel.block[d];
+    Candidate c = candidate_for(kernel, blob, values, specialise);
     c.tile[0] = v.tile_m;
     c.tile[1] = v.tile_n;
     c.label = v.label;
@@ -182,7 +130,7 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
     const hal_kernel_blob* blob = hal_kernels_find(k->name, ir);
     if (blob == nullptr) continue;
     if (ir == HAL_IR_PTX) {  // fixed tunables: each kernel is one candidate
-      add(*k, *blob, defaults_of(*k), false);
+      add(*k, *blob, tunable_defaults(*k), false);
       continue;
     }
     // SPIR-V: one kernel per pack family suffices; its constants reach every allowed value.
@@ -191,20 +139,7 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
       continue;
     }
     seen_pack_families.push_back(k->family);
-    std::vector<std::vector<std::pair<std::string, uint32_t>>> combos = {{}};
-    for (uint32_t t = 0; t < k->tunable_count; ++t) {
-      const hal_kernel_tunable& tunable = k->tunables[t];
-      std::vector<std::vector<std::pair<std::string, uint32_t>>> next;
-      for (const auto& combo : combos) {
-        for (uint32_t value : allowed(tunable)) {
-          auto extended = combo;
-          extended.emplace_back(tunable.name, value);
-          next.push_back(std::move(extended));
-        }
-      }
-      combos = std::move(next);
-    }
-    for (const auto& combo : combos) add(*k, *blob, combo, true);
+    for (const TunableValues& combo : tunable_combinations(*k)) add(*k, *blob, combo, true);
   }
   bool has_default = false;
   for (const Candidate& c : out) has_default = has_default || c.is_default;
@@ -217,11 +152,6 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
     return {};
   }
   return out;
-}
-
-bool MatmulProblem::fail(std::string* why, const std::string& what) {
-  if (why != nullptr) *why = what;
-  return false;
 }
 
 std::unique_ptr<MatmulProblem> MatmulProblem::create(hal_device device, const std::string& family,
@@ -239,32 +169,17 @@ std::unique_ptr<MatmulProblem> MatmulProblem::create(hal_device device, const st
   std::unique_ptr<MatmulProblem> p(new MatmulProblem());
   p->candidates_ = matmul_candidates(info, family, why);
   if (p->candidates_.empty()) return nullptr;
-  p->device_ = device;
   p->family_ = family;
   p->shape_ = shape;
   p->bucket_ = shape_bucket({shape.m, shape.n, shape.k});
-  p->f16_ = std::string(hal_kernels_info(p->candidates_.front().kernel.c_str())->dtype) == "f16";
-
-  if (hal_status s = hal_stream_create(device, &p->stream_); s != HAL_SUCCESS) {
-    *why = status_text("hal_stream_create", s);
-    return nullptr;
-  }
-  // Events time the runs where the device has timestamps.
-  if ((info.features & HAL_FEATURE_TIMESTAMPS) != 0 &&
-      hal_event_create(device, &p->start_) == HAL_SUCCESS &&
-      hal_event_create(device, &p->end_) == HAL_SUCCESS) {
-    p->events_ = true;
-  }
-  const size_t element = p->f16_ ? 2 : 4;
+  const bool f16 =
+      std::string(hal_kernels_info(p->candidates_.front().kernel.c_str())->dtype) == "f16";
+  if (!p->open(device, f16, why)) return nullptr;
   const size_t sizes[3] = {size_t{shape.m} * shape.k, size_t{shape.k} * shape.n,
                            size_t{shape.m} * shape.n};
   hal_deviceptr* targets[3] = {&p->a_, &p->b_, &p->c_};
   for (int i = 0; i < 3; ++i) {
-    if (hal_status s = hal_mem_alloc(device, sizes[i] * element, targets[i]); s != HAL_SUCCESS) {
-      *why = status_text("hal_mem_alloc", s) + " (the problem's matrices need " +
-             std::to_string((sizes[0] + sizes[1] + sizes[2]) * element) + " bytes)";
-      return nullptr;
-    }
+    if (!p->alloc(sizes[i], targets[i], why)) return nullptr;
   }
   p->host_a_ = ref::random_uniform(sizes[0], 11);
   p->host_b_ = ref::random_uniform(sizes[1], 12);
@@ -278,87 +193,18 @@ std::unique_ptr<MatmulProblem> MatmulProblem::create(hal_device device, const st
   return p;
 }
 
-MatmulProblem::~MatmulProblem() {
-  if (stream_ != nullptr) hal_stream_synchronize(stream_);
-  for (auto& [candidate, loaded] : loaded_) {
-    if (loaded.module != nullptr) hal_module_unload(loaded.module);
-  }
-  for (hal_deviceptr p : {a_, b_, c_}) {
-    if (p != 0) hal_mem_free(device_, p);
-  }
-  if (start_ != nullptr) hal_event_destroy(start_);
-  if (end_ != nullptr) hal_event_destroy(end_);
-  if (stream_ != nullptr) hal_stream_destroy(stream_);
-}
-
-bool MatmulProblem::upload(hal_deviceptr ptr, const std::vector<float>& host, std::string* why) {
-  hal_status s;
-  if (f16_) {
-    const std::vector<uint16_t> half = ref::to_half(host);
-    s = hal_memcpy_htod(stream_, ptr, half.data(), half.size() * 2);
-  } else {
-    s = hal_memcpy_htod(stream_, ptr, host.data(), host.size() * 4);
-  }
-  if (s == HAL_SUCCESS) s = hal_stream_synchronize(stream_);
-  return s == HAL_SUCCESS || fail(why, status_text("uploading the inputs", s));
-}
-
-bool MatmulProblem::download(hal_deviceptr ptr, size_t count, std::vector<float>* host,
-                             std::string* why) {
-  hal_status s;
-  if (f16_) {
-    std::vector<uint16_t> half(count);
-    s = hal_memcpy_dtoh(stream_, half.data(), ptr, count * 2);
-    if (s == HAL_SUCCESS) s = hal_stream_synchronize(stream_);
-    if (s == HAL_SUCCESS) *host = ref::from_half(half);
-  } else {
-    host->resize(count);
-    s = hal_memcpy_dtoh(stream_, host->data(), ptr, count * 4);
-    if (s == HAL_SUCCESS) s = hal_stream_synchronize(stream_);
-  }
-  return s == HAL_SUCCESS || fail(why, status_text("reading the result", s));
-}
-
-bool MatmulProblem::load(const Candidate& candidate, Loaded** out, std::string* why) {
-  auto it = loaded_.find(&candidate);
-  if (it != loaded_.end()) {
-    *out = &it->second;
-    return true;
-  }
-  std::vector<hal_specialization> specs;
-  for (const Specialization& s : candidate.specializations) {
-    specs.push_back({s.id, 4, &s.value});
-  }
-  hal_module_options options{};
-  options.struct_size = sizeof(options);
-  options.ir = candidate.ir;
-  options.specialization_count = static_cast<uint32_t>(specs.size());
-  options.specializations = specs.empty() ? nullptr : specs.data();
-  Loaded loaded;
-  hal_status s =
-      hal_module_load(device_, candidate.blob, candidate.blob_size, &options, &loaded.module);
-  if (s != HAL_SUCCESS) return fail(why, status_text("hal_module_load", s));
-  s = hal_module_get_function(loaded.module, candidate.kernel.c_str(), &loaded.function);
-  if (s != HAL_SUCCESS) {
-    hal_module_unload(loaded.module);
-    return fail(why, status_text("hal_module_get_function", s));
-  }
-  *out = &(loaded_[&candidate] = loaded);
-  return true;
-}
-
-bool MatmulProblem::launch(const Candidate& candidate, const Loaded& loaded, MatmulShape shape,
-                           hal_deviceptr a, hal_deviceptr b, hal_deviceptr c, float alpha,
-                           float beta, std::string* why) {
+bool MatmulProblem::launch_at(const Candidate& candidate, const Loaded& loaded, MatmulShape shape,
+                              hal_deviceptr a, hal_deviceptr b, hal_deviceptr c, float alpha,
+                              float beta, std::string* why) {
   uint32_t m = shape.m, n = shape.n, k = shape.k, lda = shape.k, ldb = shape.n, ldc = shape.n;
   void* args[] = {&a, &b, &c, &m, &n, &k, &lda, &ldb, &ldc, &alpha, &beta};
-  hal_launch_config config{};
-  config.grid[0] = ceil_div(shape.n, candidate.tile[1]);
-  config.grid[1] = ceil_div(shape.m, candidate.tile[0]);
-  config.grid[2] = 1;
-  for (int d = 0; d < 3; ++d) config.block[d] = candidate.block[d];
-  const hal_status s = hal_launch(stream_, loaded.function, &config, args);
-  return s == HAL_SUCCESS || fail(why, status_text("hal_launch", s));
+  const uint32_t grid[3] = {ceil_div(shape.n, candidate.tile[1]),
+                            ceil_div(shape.m, candidate.tile[0]), 1};
+  return launch(candidate, loaded, grid, args, why);
+}
+
+bool MatmulProblem::run(const Candidate& candidate, const Loaded& loaded, std::string* why) {
+  return launch_at(candidate, loaded, shape_, a_, b_, c_, 1.0f, 0.0f, why);
 }
 
 bool MatmulProblem::check(const Candidate& candidate, std::string* why) {
@@ -377,24 +223,15 @@ bool MatmulProblem::check(const Candidate& candidate, std::string* why) {
       ref::round_to_half(&b);
       ref::round_to_half(&c0);
     }
-    DeviceMemory memory{device_, {}};
-    const size_t element = f16_ ? 2 : 4;
-    for (size_t count : {a.size(), b.size(), c0.size()}) {
-      hal_deviceptr p = 0;
-      const hal_status st = hal_mem_alloc(device_, count * element, &p);
-      if (st != HAL_SUCCESS) return fail(why, status_text("hal_mem_alloc", st));
-      memory.pointers.push_back(p);
-    }
-    if (!upload(memory.pointers[0], a, why) || !upload(memory.pointers[1], b, why) ||
-        !upload(memory.pointers[2], c0, why)) {
+    const ScratchScope scratch(this);
+    hal_deviceptr da = 0, db = 0, dc = 0;
+    if (!alloc(a.size(), &da, why) || !alloc(b.size(), &db, why) || !alloc(c0.size(), &dc, why)) {
       return false;
     }
-    if (!launch(candidate, *loaded, s, memory.pointers[0], memory.pointers[1], memory.pointers[2],
-                kCheckAlpha, kCheckBeta, why)) {
-      return false;
-    }
+    if (!upload(da, a, why) || !upload(db, b, why) || !upload(dc, c0, why)) return false;
+    if (!launch_at(candidate, *loaded, s, da, db, dc, kCheckAlpha, kCheckBeta, why)) return false;
     std::vector<float> out;
-    if (!download(memory.pointers[2], c0.size(), &out, why)) return false;
+    if (!download(dc, c0.size(), &out, why)) return false;
     const ref::Result expected =
         ref::matmul(a, b, c0, s.m, s.n, s.k, s.k, s.n, s.n, kCheckAlpha, kCheckBeta, storage);
     const ref::Check result = ref::compare(out, expected);
@@ -406,7 +243,7 @@ bool MatmulProblem::check(const Candidate& candidate, std::string* why) {
 
   // 2. The problem shape, on sampled rows.
   const MatmulShape s = shape_;
-  if (!launch(candidate, *loaded, s, a_, b_, c_, 1.0f, 0.0f, why)) return false;
+  if (!launch_at(candidate, *loaded, s, a_, b_, c_, 1.0f, 0.0f, why)) return false;
   std::vector<float> out;
   if (!download(c_, size_t{s.m} * s.n, &out, why)) return false;
   for (uint32_t row : check_rows_) {
@@ -418,33 +255,6 @@ bool MatmulProblem::check(const Candidate& candidate, std::string* why) {
     if (!result.ok()) {
       return fail(why, "wrong result in row " + std::to_string(row) +
                            " at the problem shape: " + result.summary());
-    }
-  }
-  return true;
-}
-
-bool MatmulProblem::time(const Candidate& candidate, uint32_t reps, std::vector<double>* ms,
-                         std::string* why) {
-  Loaded* loaded = nullptr;
-  if (!load(candidate, &loaded, why)) return false;
-  for (uint32_t r = 0; r < reps; ++r) {
-    if (events_) {
-      hal_status s = hal_event_record(start_, stream_);
-      if (s != HAL_SUCCESS) return fail(why, status_text("hal_event_record", s));
-      if (!launch(candidate, *loaded, shape_, a_, b_, c_, 1.0f, 0.0f, why)) return false;
-      s = hal_event_record(end_, stream_);
-      if (s == HAL_SUCCESS) s = hal_event_synchronize(end_);
-      float elapsed = 0;
-      if (s == HAL_SUCCESS) s = hal_event_elapsed_ms(start_, end_, &elapsed);
-      if (s != HAL_SUCCESS) return fail(why, status_text("timing with events", s));
-      ms->push_back(elapsed);
-    } else {
-      const auto t0 = std::chrono::steady_clock::now();
-      if (!launch(candidate, *loaded, shape_, a_, b_, c_, 1.0f, 0.0f, why)) return false;
-      const hal_status s = hal_stream_synchronize(stream_);
-      if (s != HAL_SUCCESS) return fail(why, status_text("hal_stream_synchronize", s));
-      ms->push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
   }
   return true;

@@ -24,11 +24,10 @@
 // Thread-safety: one thread at a time.
 #pragma once
 
-#include "tuner.h"
+#include "device_problem.h"
 
 #include <hal/hal.h>
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,7 +44,7 @@ struct MatmulShape {
 std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std::string& family,
                                          std::string* why);
 
-class MatmulProblem : public Problem {
+class MatmulProblem : public DeviceProblem {
  public:
   // The tuning families: matmul_<dtype> for each storage type the pack's matmul kernels have.
   static std::vector<std::string> families();
@@ -54,44 +53,17 @@ class MatmulProblem : public Problem {
   // (fp16 storage, an IR the pack has), a dimension is 0, or device memory runs out.
   static std::unique_ptr<MatmulProblem> create(hal_device device, const std::string& family,
                                                MatmulShape shape, std::string* why);
-  ~MatmulProblem() override;
 
-  const std::string& family() const override { return family_; }
-  const std::string& bucket() const override { return bucket_; }
-  const std::vector<Candidate>& candidates() const override { return candidates_; }
   bool check(const Candidate& candidate, std::string* why) override;
-  bool time(const Candidate& candidate, uint32_t reps, std::vector<double>* ms,
-            std::string* why) override;
-
-  // The candidates, for a test to plant or remove some before the first check or time (loaded
-  // modules are kept by candidate address); a planted blob must outlive the problem.
-  std::vector<Candidate>& mutable_candidates() { return candidates_; }
-  // What timing uses: "events" or "wall clock".
-  const char* clock() const { return events_ ? "events" : "wall clock"; }
 
  private:
   MatmulProblem() = default;
-  struct Loaded {
-    hal_module module = nullptr;
-    hal_function function = nullptr;
-  };
-  bool load(const Candidate& candidate, Loaded** out, std::string* why);
-  // Uploads |host| (fp32 values) to |ptr| in the family's storage type.
-  bool upload(hal_deviceptr ptr, const std::vector<float>& host, std::string* why);
-  bool download(hal_deviceptr ptr, size_t count, std::vector<float>* host, std::string* why);
-  bool launch(const Candidate& candidate, const Loaded& loaded, MatmulShape shape, hal_deviceptr a,
-              hal_deviceptr b, hal_deviceptr c, float alpha, float beta, std::string* why);
-  bool fail(std::string* why, const std::string& what);
+  bool run(const Candidate& candidate, const Loaded& loaded, std::string* why) override;
+  bool launch_at(const Candidate& candidate, const Loaded& loaded, MatmulShape shape,
+                 hal_deviceptr a, hal_deviceptr b, hal_deviceptr c, float alpha, float beta,
+                 std::string* why);
 
-  hal_device device_ = nullptr;
-  hal_stream stream_ = nullptr;
-  hal_event start_ = nullptr, end_ = nullptr;
-  bool events_ = false;
-  bool f16_ = false;
-  std::string family_, bucket_;
   MatmulShape shape_;
-  std::vector<Candidate> candidates_;
-  std::map<const Candidate*, Loaded> loaded_;
   // The problem shape's buffers and inputs, and the reference rows it is checked against.
   hal_deviceptr a_ = 0, b_ = 0, c_ = 0;
   std::vector<float> host_a_, host_b_;

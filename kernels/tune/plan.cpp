@@ -135,91 +135,119 @@ bool device_key(hal_device device, DeviceKey* key, std::string* why) {
   return true;
 }
 
-bool plan_matmul(hal_device device, const std::string& family, MatmulShape shape, MatmulPlan* out,
-                 std::string* why, const std::string* directory_in) {
-  hal_device_info info{};
-  info.struct_size = sizeof(info);
-  if (hal_device_get_info(device, &info) != HAL_SUCCESS) {
-    *why = std::string("hal_device_get_info failed: ") + hal_last_error();
-    return false;
-  }
-  const std::vector<Candidate> candidates = matmul_candidates(info, family, why);
-  if (candidates.empty()) return false;
+namespace {
+
+// The candidate to launch for |bucket| of |family|, among |candidates| (one is_default), from the
+// database in |directory_in| (nullptr: default_directory()); *source says where it came from.
+const Candidate* choose(hal_device device, const std::string& family,
+                        const std::vector<Candidate>& candidates, const std::string& bucket,
+                        const std::string* directory_in, std::string* source) {
   const Candidate* chosen = nullptr;
   for (const Candidate& c : candidates) {
     if (c.is_default) chosen = &c;
   }
-  std::string source = "the default: no tuning database entry for " + family;
+  *source = "the default: no tuning database entry for " + family;
 
   DeviceKey key;
   std::string key_why;
   const std::string directory = directory_in != nullptr ? *directory_in : default_directory();
-  if (!directory.empty() && device_key(device, &key, &key_why)) {
-    const Database database = read_database(path_for(directory, key), key);
-    const Database* db = &database;
-    const std::string bucket = shape_bucket({shape.m, shape.n, shape.k});
-    const Entry* entry = db->find(family, bucket);
-    if (entry == nullptr) {
-      double best = INFINITY;
-      for (const Entry& e : db->entries()) {
-        if (e.family != family) continue;
-        const double d = bucket_distance(e.bucket, bucket);
-        if (d < best) {
-          best = d;
-          entry = &e;
-        }
-      }
-    }
-    if (entry != nullptr) {
-      const Candidate* match = nullptr;
-      for (const Candidate& c : candidates) {
-        // The variant, not the blob: SPIR-V variants of one pack family may come from any of its
-        // kernels, whose constants they override.
-        if (c.label != entry->label || c.specializations.size() != entry->specializations.size())
-          continue;
-        bool same = true;
-        for (size_t i = 0; i < c.specializations.size(); ++i) {
-          same = same && c.specializations[i].id == entry->specializations[i].id &&
-                 c.specializations[i].value == entry->specializations[i].value;
-        }
-        if (same) match = &c;
-      }
-      if (match != nullptr) {
-        chosen = match;
-        char speedup[64];
-        std::snprintf(speedup, sizeof(speedup), "%.2fx",
-                      entry->time_ms > 0 ? entry->default_time_ms / entry->time_ms : 0.0);
-        source = "tuned by hal-tune for " + entry->bucket +
-                 (entry->bucket == bucket ? "" : " (the nearest tuned shape)") + ", " + speedup +
-                 " the default there";
-      } else {
-        source = "the default: the database's choice for " + family + " (" + entry->label +
-                 ") is not a candidate on this device";
-      }
-    } else if (!db->entries().empty()) {
-      source = "the default: the tuning database has no entry for " + family;
-    }
-  } else if (directory.empty()) {
-    source = "the default: no cache directory (set HAL_CACHE_DIR)";
+  if (directory.empty()) {
+    *source = "the default: no cache directory (set HAL_CACHE_DIR)";
+    return chosen;
   }
+  if (!device_key(device, &key, &key_why)) return chosen;
+  const Database db = read_database(path_for(directory, key), key);
+  const Entry* entry = db.find(family, bucket);
+  if (entry == nullptr) {
+    double best = INFINITY;
+    for (const Entry& e : db.entries()) {
+      if (e.family != family) continue;
+      const double d = bucket_distance(e.bucket, bucket);
+      if (d < best) {
+        best = d;
+        entry = &e;
+      }
+    }
+  }
+  if (entry == nullptr) {
+    if (!db.entries().empty()) {
+      *source = "the default: the tuning database has no entry for " + family;
+    }
+    return chosen;
+  }
+  // The variant, by its label: SPIR-V variants of one pack family may come from any of its
+  // kernels, whose constants they override, and a nearest bucket may have another head dim.
+  for (const Candidate& c : candidates) {
+    if (c.label != entry->label) continue;
+    char speedup[64];
+    std::snprintf(speedup, sizeof(speedup), "%.2fx",
+                  entry->time_ms > 0 ? entry->default_time_ms / entry->time_ms : 0.0);
+    *source = "tuned by hal-tune for " + entry->bucket +
+              (entry->bucket == bucket ? "" : " (the nearest tuned shape)") + ", " + speedup +
+              " the default there";
+    return &c;
+  }
+  *source = "the default: the database's choice for " + family + " (" + entry->label +
+            ") is not a candidate on this device";
+  return chosen;
+}
 
-  out->kernel = chosen->kernel;
-  out->ir = chosen->ir;
-  out->blob = chosen->blob;
-  out->blob_size = chosen->blob_size;
-  out->specializations = chosen->specializations;
-  for (int d = 0; d < 3; ++d) out->block[d] = chosen->block[d];
-  out->grid[0] = (shape.n + chosen->tile[1] - 1) / chosen->tile[1];
-  out->grid[1] = (shape.m + chosen->tile[0] - 1) / chosen->tile[0];
-  out->grid[2] = 1;
+void fill_plan(const Candidate& chosen, const std::string& source, LaunchPlan* out) {
+  out->kernel = chosen.kernel;
+  out->ir = chosen.ir;
+  out->blob = chosen.blob;
+  out->blob_size = chosen.blob_size;
+  out->specializations = chosen.specializations;
+  for (int d = 0; d < 3; ++d) out->block[d] = chosen.block[d];
   out->shared_bytes = 0;
   out->tuned = source.rfind("tuned", 0) == 0;
-  out->label = chosen->label;
+  out->label = chosen.label;
   out->source = source;
+}
+
+bool read_info(hal_device device, hal_device_info* info, std::string* why) {
+  *info = {};
+  info->struct_size = sizeof(*info);
+  if (hal_device_get_info(device, info) != HAL_SUCCESS) {
+    *why = std::string("hal_device_get_info failed: ") + hal_last_error();
+    return false;
+  }
   return true;
 }
 
-hal_status load_plan(hal_device device, const MatmulPlan& plan, hal_module* module,
+}  // namespace
+
+bool plan_matmul(hal_device device, const std::string& family, MatmulShape shape, LaunchPlan* out,
+                 std::string* why, const std::string* directory) {
+  hal_device_info info;
+  if (!read_info(device, &info, why)) return false;
+  const std::vector<Candidate> candidates = matmul_candidates(info, family, why);
+  if (candidates.empty()) return false;
+  std::string source;
+  const Candidate* chosen = choose(device, family, candidates,
+                                   shape_bucket({shape.m, shape.n, shape.k}), directory, &source);
+  fill_plan(*chosen, source, out);
+  out->grid[0] = (shape.n + chosen->tile[1] - 1) / chosen->tile[1];
+  out->grid[1] = (shape.m + chosen->tile[0] - 1) / chosen->tile[0];
+  out->grid[2] = 1;
+  return true;
+}
+
+bool plan_attention(hal_device device, const std::string& family, const AttentionShape& shape,
+                    LaunchPlan* out, std::string* why, const std::string* directory) {
+  hal_device_info info;
+  if (!read_info(device, &info, why)) return false;
+  const std::vector<Candidate> candidates = attention_candidates(info, family, shape.head_dim, why);
+  if (candidates.empty()) return false;
+  std::string source;
+  const Candidate* chosen =
+      choose(device, family, candidates, attention_bucket(shape), directory, &source);
+  fill_plan(*chosen, source, out);
+  attention_grid(*chosen, shape, out->grid);
+  return true;
+}
+
+hal_status load_plan(hal_device device, const LaunchPlan& plan, hal_module* module,
                      hal_function* function) {
   std::vector<hal_specialization> specs;
   for (const Specialization& s : plan.specializations) specs.push_back({s.id, 4, &s.value});

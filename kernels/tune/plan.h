@@ -4,13 +4,15 @@
 // (HAL_CACHE_DIR/tune, else the user's cache): the entry of the shape's bucket, else of the
 // nearest bucket tuned for the family (nearest in log2 of each dimension). Without one, or when
 // the database is corrupt or stale (written for another device, driver, hal version or kernel
-// pack), the plan is the family's default, BM = BN = 64, BK = 16, and says why. A corrupt or
-// stale database is reported once per process on stderr and never trusted.
+// pack), the plan is the family's default and says why: for matmul the shared-memory tiles
+// BM = BN = 64, BK = 16; for attention attention_fused. A corrupt or stale database is reported
+// once per process on stderr and never trusted.
 //
-// Thread-safety: plan_matmul may be called from any thread; the database is read once per
-// device and process.
+// Thread-safety: plan_matmul and plan_attention may be called from any thread; a database file
+// is read again only when it changes.
 #pragma once
 
+#include "attention_problem.h"
 #include "matmul_problem.h"
 #include "tuning_db.h"
 
@@ -30,7 +32,7 @@ bool device_key(hal_device device, DeviceKey* key, std::string* why);
 // other kernels is stale.
 std::string pack_hash();
 
-struct MatmulPlan {
+struct LaunchPlan {
   std::string kernel;  // the entry point (a pack kernel)
   hal_ir ir = HAL_IR_SPIRV;
   const void* blob = nullptr;  // the pack's, static
@@ -38,20 +40,27 @@ struct MatmulPlan {
   std::vector<Specialization> specializations;  // 32-bit each; for hal_module_options
   uint32_t block[3] = {1, 1, 1};
   uint32_t grid[3] = {1, 1, 1};
-  uint32_t shared_bytes = 0;  // dynamic shared memory (none for the pack's matmul kernels)
+  uint32_t shared_bytes = 0;  // dynamic shared memory (none for the pack's kernels)
   bool tuned = false;
-  std::string label;   // "BM=64 BN=128 BK=16"
+  std::string label;   // the variant, e.g. "tiled BM=64 BN=128 BK=16"
   std::string source;  // where the choice came from, one sentence
 };
 
 // What to launch for C = A * B (M x N x K) of |family| on |device|, from the database in
 // |directory| (nullptr: default_directory()). False with *why for a family that is not one of
 // MatmulProblem::families(), or a device the pack has no kernel for.
-bool plan_matmul(hal_device device, const std::string& family, MatmulShape shape, MatmulPlan* out,
+bool plan_matmul(hal_device device, const std::string& family, MatmulShape shape, LaunchPlan* out,
                  std::string* why, const std::string* directory = nullptr);
 
+// What to launch for fused attention at |shape| (its head dim one of
+// AttentionProblem::head_dims()) of |family| on |device|, as plan_matmul. The launch's arguments
+// are the pack's attention_fused parameter list. False with *why for a family that is not one of
+// AttentionProblem::families(), another head dim, or a device the pack has no kernel for.
+bool plan_attention(hal_device device, const std::string& family, const AttentionShape& shape,
+                    LaunchPlan* out, std::string* why, const std::string* directory = nullptr);
+
 // Loads |plan|'s module on |device| with its specializations (the caller unloads it).
-hal_status load_plan(hal_device device, const MatmulPlan& plan, hal_module* module,
+hal_status load_plan(hal_device device, const LaunchPlan& plan, hal_module* module,
                      hal_function* function);
 
 }  // namespace hal_kernels::tune

@@ -44,7 +44,8 @@ def test_every_pack_kernel_is_covered_here(kernels):
     covered = {"fill_f32", "copy_f32", "vector_add_f32", "saxpy", *MATMULS}
     for t in ("f32", "f16"):
         covered |= {f"row_sum_{t}", f"softmax_rows_{t}", f"attention_scores_{t}",
-                    f"attention_pv_{t}", f"attention_fused_{t}_d64", f"attention_fused_{t}_d128"}
+                    f"attention_pv_{t}", f"attention_fused_{t}_d64", f"attention_fused_{t}_d128",
+                    f"attention_reg_{t}_d64", f"attention_reg_{t}_d128"}
     assert names == covered, f"not tested from Python: {sorted(names - covered)}"
 
 
@@ -130,3 +131,10 @@ def test_attention_three_kernels_and_fused(dev, pack, dtype, causal, d):
     pack.kernel(f"attention_fused_{suffix}_d{d}")(
         (ceil_div(seq_q, 16), heads), 128, dq, dk, dv, fused, heads, seq_q, seq_kv, scale, causal)
     np.testing.assert_allclose(fused.numpy().astype(np.float64), o_ref, **tol)
+
+    # The register variant: WG threads per block, RQ query rows each (the instance's values).
+    reg = pack.kernel(f"attention_reg_{suffix}_d{d}")
+    rows = 16 * (4 if d == 64 else 2)
+    out = dev.zeros((heads, seq_q, d), dtype)
+    reg((ceil_div(seq_q, rows), heads), 16, dq, dk, dv, out, heads, seq_q, seq_kv, scale, causal)
+    np.testing.assert_allclose(out.numpy().astype(np.float64), o_ref, **tol)

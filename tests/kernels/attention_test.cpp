@@ -114,12 +114,17 @@ const AttentionShape kShapes[] = {{1, 1, 1},     {2, 17, 17}, {1, 64, 64},
                                   {1, 255, 255}, {3, 5, 33},  {2, 40, 17}};
 
 struct Variant {
-  bool fused;
+  std::string family;  // "attention_fused" or "attention_reg" (one launch); "" for three kernels
   std::string dtype;
   uint32_t dim;
+  bool fused() const { return !family.empty(); }
+  std::string label() const {
+    return (fused() ? family.substr(std::string("attention_").size()) : "three_kernel") + "_" +
+           dtype + "_d" + std::to_string(dim);
+  }
 };
 void PrintTo(const Variant& v, std::ostream* os) {
-  *os << (v.fused ? "fused " : "three-kernel ") << v.dtype << " d" << v.dim;
+  *os << v.label();
 }
 using AttentionParam = std::tuple<hal_ir, Variant>;
 
@@ -133,8 +138,8 @@ TEST_P(Attention, Shapes) {
   const Variant& v = variant();
   const Storage storage = storage_of(v.dtype);
   Kernel fused, scores, softmax, pv;
-  if (v.fused) {
-    const std::string name = "attention_fused_" + v.dtype + "_d" + std::to_string(v.dim);
+  if (v.fused()) {
+    const std::string name = v.family + "_" + v.dtype + "_d" + std::to_string(v.dim);
     if (const std::string why = missing(name); !why.empty()) GTEST_SKIP() << why;
     ASSERT_NO_FATAL_FAILURE(fused.load(device_, name, ir()));
   } else {
@@ -147,8 +152,7 @@ TEST_P(Attention, Shapes) {
   }
   for (const AttentionShape& s : kShapes) {
     for (uint32_t causal : {0u, 1u}) {
-      const std::string what = std::string(v.fused ? "fused" : "three-kernel") + " " + v.dtype +
-                               " bh=" + std::to_string(s.batch_heads) +
+      const std::string what = v.label() + " bh=" + std::to_string(s.batch_heads) +
                                " seq_q=" + std::to_string(s.seq_q) +
                                " seq_kv=" + std::to_string(s.seq_kv) +
                                " d=" + std::to_string(v.dim) + (causal ? " causal" : "");
@@ -170,9 +174,16 @@ TEST_P(Attention, Shapes) {
       dk.upload(k);
       dv.upload(val);
       const ref::Result want = ref::attention(q, k, val, bh, sq, skv, dim, scale, c != 0, storage);
-      if (v.fused) {
+      if (v.fused()) {
+        // A block takes 16 query rows (attention_fused) or WG x RQ (attention_reg).
+        uint32_t rows_per_block = 16;
+        for (uint32_t t = 0; t < fused.info->tunable_count; ++t) {
+          if (std::string(fused.info->tunables[t].name) == "RQ") {
+            rows_per_block = fused.info->block[0] * fused.info->tunables[t].value;
+          }
+        }
         ASSERT_NO_FATAL_FAILURE(
-            fused.launch(stream_, (sq + 15) / 16, bh, 1,
+            fused.launch(stream_, (sq + rows_per_block - 1) / rows_per_block, bh, 1,
                          {&dq.ptr, &dk.ptr, &dv.ptr, &dout.ptr, &bh, &sq, &skv, &scale, &c}));
       } else {
         const size_t n = size_t{bh} * sq * skv;
@@ -194,13 +205,21 @@ TEST_P(Attention, Shapes) {
 }
 
 std::string attention_name(const ::testing::TestParamInfo<AttentionParam>& info) {
-  const Variant& v = std::get<1>(info.param);
-  return std::string(v.fused ? "fused_" : "three_kernel_") + v.dtype + "_d" + std::to_string(v.dim);
+  return std::get<1>(info.param).label();
 }
 
-const Variant kVariants[] = {{true, "f32", 64},  {true, "f32", 128}, {true, "f16", 64},
-                             {true, "f16", 128}, {false, "f32", 64}, {false, "f32", 128},
-                             {false, "f16", 64}, {false, "f16", 128}};
+const Variant kVariants[] = {{"attention_fused", "f32", 64},
+                             {"attention_fused", "f32", 128},
+                             {"attention_fused", "f16", 64},
+                             {"attention_fused", "f16", 128},
+                             {"attention_reg", "f32", 64},
+                             {"attention_reg", "f32", 128},
+                             {"attention_reg", "f16", 64},
+                             {"attention_reg", "f16", 128},
+                             {"", "f32", 64},
+                             {"", "f32", 128},
+                             {"", "f16", 64},
+                             {"", "f16", 128}};
 
 INSTANTIATE_TEST_SUITE_P(KernelsSpirv, Attention,
                          ::testing::Combine(::testing::Values(HAL_IR_SPIRV),

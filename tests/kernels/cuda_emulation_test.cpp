@@ -183,8 +183,11 @@ struct AttentionShape {
 };
 const AttentionShape kAttentionShapes[] = {{1, 1, 1}, {2, 17, 17}, {3, 5, 33}, {2, 40, 17}};
 
-template <typename T, typename Fused, typename Scores, typename Pv>
-void check_attention(const std::string& label, uint32_t dim, Fused fused, Scores scores, Pv pv) {
+// |reg| is attention_reg at that dim, instantiated with |reg_rows| query rows per block of
+// |reg_block| threads.
+template <typename T, typename Fused, typename Reg, typename Scores, typename Pv>
+void check_attention(const std::string& label, uint32_t dim, Fused fused, Reg reg,
+                     uint32_t reg_rows, uint32_t reg_block, Scores scores, Pv pv) {
   for (const AttentionShape& s : kAttentionShapes) {
     for (uint32_t causal : {0u, 1u}) {
       const std::string what = label + " (host) bh=" + std::to_string(s.bh) +
@@ -209,6 +212,13 @@ void check_attention(const std::string& label, uint32_t dim, Fused fused, Scores
       });
       expect_close(to_float(out), want, "fused " + what);
 
+      std::vector<T> out_reg(q.size());
+      hal_emu::launch({(s.seq_q + reg_rows - 1) / reg_rows, s.bh, 1}, {reg_block}, [&] {
+        reg(dq.data(), dk.data(), dv.data(), out_reg.data(), s.bh, s.seq_q, s.seq_kv, scale,
+            causal);
+      });
+      expect_close(to_float(out_reg), want, "reg " + what);
+
       std::vector<float> sc(size_t{s.bh} * s.seq_q * s.seq_kv), p(sc.size());
       std::vector<T> out3(q.size());
       hal_emu::launch({(s.seq_kv + 15) / 16, (s.seq_q + 15) / 16, s.bh}, {16, 16, 1}, [&] {
@@ -228,17 +238,17 @@ void check_attention(const std::string& label, uint32_t dim, Fused fused, Scores
 }
 
 TEST(KernelsCudaHost, AttentionF32) {
-  check_attention<float>("f32 d64", 64, attention_fused_f32_d64, attention_scores_f32,
-                         attention_pv_f32);
-  check_attention<float>("f32 d128", 128, attention_fused_f32_d128, attention_scores_f32,
-                         attention_pv_f32);
+  check_attention<float>("f32 d64", 64, attention_fused_f32_d64, attention_reg_f32_d64, 4 * 16, 16,
+                         attention_scores_f32, attention_pv_f32);
+  check_attention<float>("f32 d128", 128, attention_fused_f32_d128, attention_reg_f32_d128, 2 * 16,
+                         16, attention_scores_f32, attention_pv_f32);
 }
 
 TEST(KernelsCudaHost, AttentionF16) {
-  check_attention<__half>("f16 d64", 64, attention_fused_f16_d64, attention_scores_f16,
-                          attention_pv_f16);
-  check_attention<__half>("f16 d128", 128, attention_fused_f16_d128, attention_scores_f16,
-                          attention_pv_f16);
+  check_attention<__half>("f16 d64", 64, attention_fused_f16_d64, attention_reg_f16_d64, 4 * 16, 16,
+                          attention_scores_f16, attention_pv_f16);
+  check_attention<__half>("f16 d128", 128, attention_fused_f16_d128, attention_reg_f16_d128, 2 * 16,
+                          16, attention_scores_f16, attention_pv_f16);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The auto-tuner: the search's rules on a problem double (fixed times and planted wrong
-// candidates, no device), then the real matmul family on the Vulkan device with a planted wrong
-// candidate, and plan_matmul reading a database.
+// candidates, no device), then the real matmul and attention families on the Vulkan device with
+// planted wrong candidates, and plan_matmul and plan_attention reading a database.
+#include "attention_problem.h"
 #include "matmul_problem.h"
 #include "plan.h"
 #include "tuner.h"
@@ -224,7 +225,88 @@ TEST(TuneMatmul, BadFamiliesAndShapesAreRefusedWithTheReason) {
   EXPECT_NE(why.find("at least 1"), std::string::npos) << why;
 }
 
-// ---- plan_matmul and the database ------------------------------------------------------------
+// ---- The attention families --------------------------------------------------------------------
+
+TEST(TuneAttention, APlantedFastButWrongCandidateNeverWins) {
+  hal_device device = vulkan_device();
+  if (device == nullptr) GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+  std::string why;
+  auto problem =
+      tune::AttentionProblem::create(device, "attention_f32", {2, 96, 96, 64, false}, &why);
+  ASSERT_NE(problem, nullptr) << why;
+  EXPECT_EQ(problem->bucket(), "2x128x128x64");
+  // The default launched as if a block took 48 query rows: a third of the blocks run (fast) and
+  // the other rows are never written (wrong).
+  std::vector<tune::Candidate>& candidates = problem->mutable_candidates();
+  tune::Candidate base;
+  for (const tune::Candidate& c : candidates) {
+    if (c.is_default) base = c;
+  }
+  ASSERT_TRUE(base.is_default);
+  EXPECT_EQ(base.label, "fused");
+  tune::Candidate planted = base;
+  planted.is_default = false;
+  planted.tile[0] = 48;
+  planted.label = "planted";
+  candidates = {base, planted};
+
+  const tune::SearchResult r = tune::search(*problem, quiet(120));
+  ASSERT_NE(r.best, nullptr);
+  EXPECT_TRUE(r.best->candidate->is_default) << r.best->candidate->label;
+  EXPECT_EQ(r.outcomes[1].verdict, tune::Verdict::kWrong);
+  EXPECT_NE(r.outcomes[1].why.find("wrong result"), std::string::npos) << r.outcomes[1].why;
+  EXPECT_TRUE(r.outcomes[1].ms.empty());
+  std::vector<double> planted_ms, default_ms;
+  ASSERT_TRUE(problem->time(candidates[1], 5, &planted_ms, &why)) << why;
+  ASSERT_TRUE(problem->time(candidates[0], 5, &default_ms, &why)) << why;
+  EXPECT_LT(tune::median(planted_ms), tune::median(default_ms));
+}
+
+TEST(TuneAttention, ASampleOfTheCandidatesIsCorrectOnTheDevice) {
+  hal_device device = vulkan_device();
+  if (device == nullptr) GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+  for (uint32_t d : {64u, 128u}) {
+    std::string why;
+    auto problem =
+        tune::AttentionProblem::create(device, "attention_f32", {3, 70, 50, d, true}, &why);
+    ASSERT_NE(problem, nullptr) << why;
+    const std::vector<tune::Candidate>& all = problem->candidates();
+    size_t reg = 0;
+    for (const tune::Candidate& c : all) {
+      reg += c.label.rfind("reg ", 0) == 0 ? 1 : 0;
+      // Every candidate is for this head dim: spec constant 0 is D.
+      ASSERT_FALSE(c.specializations.empty()) << c.label;
+      EXPECT_EQ(c.specializations[0].id, 0u);
+      EXPECT_EQ(c.specializations[0].value, d) << c.label;
+    }
+    EXPECT_GT(reg, 4u);
+    // Two of them (lavapipe compiles a register variant for seconds; the tuner checks each one it
+    // tries anyway): the first and, at d 64, the one in the middle of the space.
+    std::vector<size_t> sample = {0};
+    if (d == 64) sample.push_back(all.size() / 2);
+    for (size_t i : sample) {
+      EXPECT_TRUE(problem->check(all[i], &why)) << "d " << d << ", " << all[i].label << ": " << why;
+    }
+  }
+}
+
+TEST(TuneAttention, BadFamiliesAndShapesAreRefusedWithTheReason) {
+  hal_device device = vulkan_device();
+  if (device == nullptr) GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+  std::string why;
+  EXPECT_EQ(tune::AttentionProblem::create(device, "attention_fused_f32", {1, 8, 8, 64}, &why),
+            nullptr);
+  EXPECT_NE(why.find("is not an attention family the tuner knows"), std::string::npos) << why;
+  EXPECT_NE(why.find("attention_f32"), std::string::npos) << why;
+  EXPECT_EQ(tune::AttentionProblem::create(device, "attention_f32", {1, 8, 8, 96}, &why), nullptr);
+  EXPECT_NE(why.find("head dim 96"), std::string::npos) << why;
+  EXPECT_NE(why.find("64, 128"), std::string::npos) << why;
+  EXPECT_EQ(tune::AttentionProblem::create(device, "attention_f32", {1, 0, 8, 64}, &why), nullptr);
+  EXPECT_NE(why.find("at least 1"), std::string::npos) << why;
+}
+
+// ---- plan_matmul, plan_attention and the database
+// ------------------------------------------------------------
 
 class TunePlan : public ::testing::Test {
  protected:
@@ -252,8 +334,8 @@ class TunePlan : public ::testing::Test {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
-  tune::MatmulPlan plan(tune::MatmulShape shape) {
-    tune::MatmulPlan p;
+  tune::LaunchPlan plan(tune::MatmulShape shape) {
+    tune::LaunchPlan p;
     std::string why;
     EXPECT_TRUE(tune::plan_matmul(device_, "matmul_f32", shape, &p, &why)) << why;
     return p;
@@ -283,7 +365,7 @@ class TunePlan : public ::testing::Test {
 };
 
 TEST_F(TunePlan, WithoutADatabaseThePlanIsTheDefault) {
-  const tune::MatmulPlan p = plan({100, 200, 300});
+  const tune::LaunchPlan p = plan({100, 200, 300});
   EXPECT_FALSE(p.tuned);
   EXPECT_EQ(p.label, "tiled BM=64 BN=64 BK=16");
   EXPECT_EQ(p.grid[0], 4u);  // ceil(200 / 64)
@@ -293,7 +375,7 @@ TEST_F(TunePlan, WithoutADatabaseThePlanIsTheDefault) {
 
 TEST_F(TunePlan, ATunedEntryIsUsedForItsBucketAndTheNearestShapes) {
   write_entry("128x128x128", 32, 128, 8);
-  tune::MatmulPlan p = plan({100, 128, 65});  // bucket 128x128x128
+  tune::LaunchPlan p = plan({100, 128, 65});  // bucket 128x128x128
   EXPECT_TRUE(p.tuned) << p.source;
   EXPECT_EQ(p.label, "tiled BM=32 BN=128 BK=8");
   EXPECT_EQ(p.grid[0], 1u);
@@ -330,7 +412,7 @@ TEST_F(TunePlan, ARegisterTileChoiceRunsAsPlannedAndIsCorrect) {
   std::string error;
   ASSERT_TRUE(db.save(path_, &error)) << error;
   const tune::MatmulShape shape{70, 90, 33};
-  const tune::MatmulPlan p = plan(shape);
+  const tune::LaunchPlan p = plan(shape);
   ASSERT_TRUE(p.tuned) << p.source;
   EXPECT_EQ(p.label, "reg TM=8 TN=16 TX=8");
   EXPECT_EQ(p.block[0], 64u);
@@ -371,6 +453,79 @@ TEST_F(TunePlan, ARegisterTileChoiceRunsAsPlannedAndIsCorrect) {
   hal_stream_destroy(stream);
 }
 
+// An attention choice launched as planned (its block and grid) computes O correctly, causal, on
+// a shape no tile divides; the nearest bucket's choice serves another head dim too.
+TEST_F(TunePlan, AnAttentionChoiceRunsAsPlannedAndIsCorrect) {
+  namespace ref = hal_kernels::ref;
+  tune::Database db(key_);
+  tune::Entry e;
+  e.family = "attention_f32";
+  e.bucket = "2x64x64x64";
+  e.kernel = "attention_reg_f32_d64";
+  e.specializations = {{0, 64}, {1, 2}, {2, 4}, {3, 16}};
+  e.block[0] = 16;
+  e.block[1] = e.block[2] = 1;
+  e.time_ms = 1;
+  e.default_time_ms = 2;
+  e.label = "reg RQ=2 BKV=4 WG=16";
+  db.put(e);
+  std::string error;
+  ASSERT_TRUE(db.save(path_, &error)) << error;
+  for (uint32_t d : {64u, 128u}) {
+    const tune::AttentionShape shape{2, 50, 61, d, true};
+    tune::LaunchPlan p;
+    std::string why;
+    ASSERT_TRUE(tune::plan_attention(device_, "attention_f32", shape, &p, &why)) << why;
+    ASSERT_TRUE(p.tuned) << p.source;
+    EXPECT_EQ(p.label, "reg RQ=2 BKV=4 WG=16");
+    EXPECT_EQ(p.block[0], 16u);
+    EXPECT_EQ(p.grid[0], 2u);  // ceil(50 / (16 * 2))
+    EXPECT_EQ(p.grid[1], 2u);
+    ASSERT_FALSE(p.specializations.empty());
+    EXPECT_EQ(p.specializations[0].value, d);
+    if (d == 128) {
+      EXPECT_NE(p.source.find("nearest tuned shape"), std::string::npos) << p.source;
+    }
+
+    const size_t q_size = size_t{shape.batch_heads} * shape.seq_q * d;
+    const size_t kv_size = size_t{shape.batch_heads} * shape.seq_kv * d;
+    const std::vector<float> q = ref::random_uniform(q_size, 1);
+    const std::vector<float> k = ref::random_uniform(kv_size, 2);
+    const std::vector<float> v = ref::random_uniform(kv_size, 3);
+    hal_stream stream = nullptr;
+    ASSERT_EQ(hal_stream_create(device_, &stream), HAL_SUCCESS);
+    hal_deviceptr dq = 0, dk = 0, dv = 0, dout = 0;
+    ASSERT_EQ(hal_mem_alloc(device_, q_size * 4, &dq), HAL_SUCCESS);
+    ASSERT_EQ(hal_mem_alloc(device_, kv_size * 4, &dk), HAL_SUCCESS);
+    ASSERT_EQ(hal_mem_alloc(device_, kv_size * 4, &dv), HAL_SUCCESS);
+    ASSERT_EQ(hal_mem_alloc(device_, q_size * 4, &dout), HAL_SUCCESS);
+    ASSERT_EQ(hal_memcpy_htod(stream, dq, q.data(), q_size * 4), HAL_SUCCESS);
+    ASSERT_EQ(hal_memcpy_htod(stream, dk, k.data(), kv_size * 4), HAL_SUCCESS);
+    ASSERT_EQ(hal_memcpy_htod(stream, dv, v.data(), kv_size * 4), HAL_SUCCESS);
+    hal_module module = nullptr;
+    hal_function function = nullptr;
+    ASSERT_EQ(tune::load_plan(device_, p, &module, &function), HAL_SUCCESS) << hal_last_error();
+    uint32_t bh = shape.batch_heads, sq = shape.seq_q, skv = shape.seq_kv, causal = 1;
+    float scale = 0.125f;
+    void* args[] = {&dq, &dk, &dv, &dout, &bh, &sq, &skv, &scale, &causal};
+    hal_launch_config config{};
+    for (int i = 0; i < 3; ++i) {
+      config.grid[i] = p.grid[i];
+      config.block[i] = p.block[i];
+    }
+    ASSERT_EQ(hal_launch(stream, function, &config, args), HAL_SUCCESS) << hal_last_error();
+    std::vector<float> out(q_size);
+    ASSERT_EQ(hal_memcpy_dtoh(stream, out.data(), dout, q_size * 4), HAL_SUCCESS);
+    ASSERT_EQ(hal_stream_synchronize(stream), HAL_SUCCESS) << hal_last_error();
+    const ref::Check check =
+        ref::compare(out, ref::attention(q, k, v, bh, sq, skv, d, scale, true, ref::Storage::kF32));
+    EXPECT_TRUE(check.ok()) << "d " << d << ": " << check.summary();
+    hal_module_unload(module);
+    for (hal_deviceptr ptr : {dq, dk, dv, dout}) hal_mem_free(device_, ptr);
+    hal_stream_destroy(stream);
+  }
+}
+
 TEST_F(TunePlan, ACorruptOrStaleDatabaseIsIgnored) {
   write_entry("128x128x128", 32, 128, 8);
   ASSERT_TRUE(plan({128, 128, 128}).tuned);
@@ -379,7 +534,7 @@ TEST_F(TunePlan, ACorruptOrStaleDatabaseIsIgnored) {
     f.seekp(-30, std::ios::end);
     f.put('#');
   }
-  tune::MatmulPlan p = plan({128, 128, 128});
+  tune::LaunchPlan p = plan({128, 128, 128});
   EXPECT_FALSE(p.tuned) << p.source;
   EXPECT_EQ(p.label, "tiled BM=64 BN=64 BK=16");
 

@@ -119,32 +119,6 @@ struct SquareMatmul {
   std::vector<void*> args;
 };
 
-// One planned launch (plan.h): its module, loaded with the plan's specialisation constants.
-class PlannedKernel {
- public:
-  PlannedKernel(const Context& ctx, const hal_kernels::tune::MatmulPlan& plan) : plan_(plan) {
-    BENCH_CHECK(hal_kernels::tune::load_plan(ctx.device, plan, &module_, &function_));
-  }
-  ~PlannedKernel() {
-    if (module_ != nullptr) hal_module_unload(module_);
-  }
-  PlannedKernel(const PlannedKernel&) = delete;
-  PlannedKernel& operator=(const PlannedKernel&) = delete;
-  void launch(hal_stream stream, const std::vector<void*>& args) const {
-    hal_launch_config config{};
-    for (int i = 0; i < 3; ++i) {
-      config.grid[i] = plan_.grid[i];
-      config.block[i] = plan_.block[i];
-    }
-    BENCH_CHECK(hal_launch(stream, function_, &config, args.data()));
-  }
-
- private:
-  hal_kernels::tune::MatmulPlan plan_;
-  hal_module module_ = nullptr;
-  hal_function function_ = nullptr;
-};
-
 // For each tiled family: what plan_matmul chooses for the shape (tuned by hal-tune, or the
 // default) against the family's default, alternated run by run in the same run, so the ratio
 // is the speedup tuning bought on this device.
@@ -155,27 +129,18 @@ void bench_planned(Context& ctx, const std::vector<uint32_t>& sizes, uint32_t re
       const std::string name = "planned_" + family + "_" + std::to_string(size);
       if (!ctx.wants(name)) continue;
       std::string why;
-      tune::MatmulPlan plan;
+      tune::LaunchPlan plan;
       if (!tune::plan_matmul(ctx.device, family, {size, size, size}, &plan, &why,
                              &ctx.tuning_dir)) {
         ctx.report->note("matmul: " + name + " skipped: " + why);
         continue;
       }
       // The default: the same family with no database (what plan_matmul falls back to).
-      tune::MatmulPlan base = plan;
-      {
-        hal_device_info info = ctx.info;
-        for (const tune::Candidate& c : tune::matmul_candidates(info, family, &why)) {
-          if (!c.is_default) continue;
-          base.kernel = c.kernel;
-          base.blob = c.blob;
-          base.blob_size = c.blob_size;
-          base.specializations = c.specializations;
-          for (int d = 0; d < 3; ++d) base.block[d] = c.block[d];
-          base.grid[0] = (size + c.tile[1] - 1) / c.tile[1];
-          base.grid[1] = (size + c.tile[0] - 1) / c.tile[0];
-          base.label = c.label;
-        }
+      tune::LaunchPlan base;
+      const std::string no_database;
+      if (!tune::plan_matmul(ctx.device, family, {size, size, size}, &base, &why, &no_database)) {
+        ctx.report->note("matmul: " + name + " skipped: " + why);
+        continue;
       }
       const bool f16 = family.size() > 4 && family.compare(family.size() - 4, 4, "_f16") == 0;
       const SquareMatmul problem(ctx, size, f16);

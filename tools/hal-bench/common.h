@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "plan.h"
 #include "report.h"
 
 namespace bench {
@@ -113,5 +114,31 @@ void bench_cpu_ptx(Context& ctx);
 
 // The child side of bench_module_load (run as "hal-bench --module-load-child ...").
 int module_load_child(const std::string& selector, const std::string& kernel);
+
+// One planned launch (plan.h): its module, loaded with the plan's specialisation constants.
+class PlannedKernel {
+ public:
+  PlannedKernel(const Context& ctx, const hal_kernels::tune::LaunchPlan& plan) : plan_(plan) {
+    BENCH_CHECK(hal_kernels::tune::load_plan(ctx.device, plan, &module_, &function_));
+  }
+  ~PlannedKernel() {
+    if (module_ != nullptr) hal_module_unload(module_);
+  }
+  PlannedKernel(const PlannedKernel&) = delete;
+  PlannedKernel& operator=(const PlannedKernel&) = delete;
+  void launch(hal_stream stream, const std::vector<void*>& args) const {
+    hal_launch_config config{};
+    for (int i = 0; i < 3; ++i) {
+      config.grid[i] = plan_.grid[i];
+      config.block[i] = plan_.block[i];
+    }
+    BENCH_CHECK(hal_launch(stream, function_, &config, args.data()));
+  }
+
+ private:
+  hal_kernels::tune::LaunchPlan plan_;
+  hal_module module_ = nullptr;
+  hal_function function_ = nullptr;
+};
 
 }  // namespace bench

@@ -85,7 +85,9 @@ class Numerics : public DeviceTest {
   void matmul(const std::string& name);
   void softmax(const std::string& dtype);
   void row_sum(const std::string& dtype);
-  void attention(const std::string& dtype, bool fused, uint32_t dim);
+  // |fused_family|: "attention_fused" or "attention_reg" (one launch), or "" for the
+  // three-kernel version.
+  void attention(const std::string& dtype, const std::string& fused_family, uint32_t dim);
   std::string skip_reason_;
 };
 
@@ -344,10 +346,11 @@ struct AttentionShape {
   uint32_t batch_heads, seq_q, seq_kv;
 };
 
-void Numerics::attention(const std::string& dtype, bool fused, uint32_t dim) {
+void Numerics::attention(const std::string& dtype, const std::string& fused_family, uint32_t dim) {
   const Storage storage = storage_of(dtype);
   Kernel fk, scores, soft, pv;
-  const std::string fused_name = "attention_fused_" + dtype + "_d" + std::to_string(dim);
+  const bool fused = !fused_family.empty();
+  const std::string fused_name = fused_family + "_" + dtype + "_d" + std::to_string(dim);
   for (const auto& [kernel, name] :
        fused ? std::vector<std::pair<Kernel*, std::string>>{{&fk, fused_name}}
              : std::vector<std::pair<Kernel*, std::string>>{{&scores, "attention_scores_" + dtype},
@@ -389,8 +392,11 @@ void Numerics::attention(const std::string& dtype, bool fused, uint32_t dim) {
       dk.upload(kk);
       dv.upload(v);
       if (fused) {
+        // A block takes 16 query rows (attention_fused) or WG x RQ (attention_reg).
+        const uint32_t rq = tunable(*fk.info, "RQ", 0);
+        const uint32_t rows_per_block = rq != 0 ? fk.info->block[0] * rq : 16;
         ASSERT_NO_FATAL_FAILURE(
-            fk.launch(stream_, (sq + 15) / 16, bh, 1,
+            fk.launch(stream_, (sq + rows_per_block - 1) / rows_per_block, bh, 1,
                       {&dq.ptr, &dk.ptr, &dv.ptr, &dout.ptr, &bh, &sq, &skv, &scale, &c}));
       } else {
         const size_t n = size_t{bh} * sq * skv;
@@ -412,22 +418,34 @@ void Numerics::attention(const std::string& dtype, bool fused, uint32_t dim) {
 }
 
 TEST_P(Numerics, AttentionThreeKernelF32) {
-  attention("f32", false, 64);
+  attention("f32", "", 64);
 }
 TEST_P(Numerics, AttentionThreeKernelF16) {
-  attention("f16", false, 64);
+  attention("f16", "", 64);
 }
 TEST_P(Numerics, AttentionFusedF32D64) {
-  attention("f32", true, 64);
+  attention("f32", "attention_fused", 64);
 }
 TEST_P(Numerics, AttentionFusedF32D128) {
-  attention("f32", true, 128);
+  attention("f32", "attention_fused", 128);
 }
 TEST_P(Numerics, AttentionFusedF16D64) {
-  attention("f16", true, 64);
+  attention("f16", "attention_fused", 64);
 }
 TEST_P(Numerics, AttentionFusedF16D128) {
-  attention("f16", true, 128);
+  attention("f16", "attention_fused", 128);
+}
+TEST_P(Numerics, AttentionRegF32D64) {
+  attention("f32", "attention_reg", 64);
+}
+TEST_P(Numerics, AttentionRegF32D128) {
+  attention("f32", "attention_reg", 128);
+}
+TEST_P(Numerics, AttentionRegF16D64) {
+  attention("f16", "attention_reg", 64);
+}
+TEST_P(Numerics, AttentionRegF16D128) {
+  attention("f16", "attention_reg", 128);
 }
 
 INSTANTIATE_TEST_SUITE_P(, Numerics, ::testing::ValuesIn(device_params()), device_name);

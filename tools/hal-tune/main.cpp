@@ -1,20 +1,21 @@
 // hal-tune: tunes the kernel pack's families on one device and keeps the answer.
 //
-//   hal-tune [--device <selector>] [--family <name>]... [--shape MxNxK] [--budget <seconds>]
-//            [--reps <n>] [--seed <n>] [--top <n>] [--no-save]
+//   hal-tune [--device <selector>] [--family <name>]... [--shape MxNxK] [--shape BHxSQxSKVxD]
+//            [--causal] [--budget <seconds>] [--reps <n>] [--seed <n>] [--top <n>] [--no-save]
 //   hal-tune [--device <selector>] --show
 //
-// For each family (default: every matmul family the device runs: matmul_f32, matmul_f16) it
-// checks every
-// candidate it tries against the CPU reference before timing it, searches within the budget
-// (exhaustively when the space fits, else by successive halving; kernels/tune/tuner.h), prints a
-// table of the fastest candidates against the family's default, and stores the winner in the
-// device's tuning database (HAL_CACHE_DIR/tune), which the kernel pack's plan_matmul, the
-// samples and hal-bench then use. See docs/TUNING.md.
+// For each family (default: every one the device runs: matmul_f32, matmul_f16, attention_f32,
+// attention_f16) it checks every candidate it tries against the CPU reference before timing it,
+// searches within the budget (exhaustively when the space fits, else by successive halving;
+// kernels/tune/tuner.h), prints a table of the fastest candidates against the family's default,
+// and stores the winner in the device's tuning database (HAL_CACHE_DIR/tune), which the kernel
+// pack's plan_matmul and plan_attention, the samples, hal-cts --perf and hal-bench then use. See
+// docs/TUNING.md.
 //
 // Exit status: 0 when every family was tuned (or --show printed the database), 1 when a family
 // could not be tuned or the database could not be written, 2 on a usage error, 77 when the device
 // does not exist.
+#include "attention_problem.h"
 #include "matmul_problem.h"
 #include "plan.h"
 #include "tuner.h"
@@ -22,6 +23,7 @@
 
 #include <hal/hal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -39,14 +41,18 @@ void usage(std::FILE* out) {
   std::fprintf(
       out,
       "usage: hal-tune [--device <selector>] [--family <name>]... [--shape MxNxK]\n"
-      "                [--budget <seconds>] [--reps <n>] [--seed <n>] [--top <n>] [--no-save]\n"
+      "                [--shape BHxSQxSKVxD] [--causal] [--budget <seconds>] [--reps <n>]\n"
+      "                [--seed <n>] [--top <n>] [--no-save]\n"
       "       hal-tune [--device <selector>] --show\n"
       "  --device   a hal device selector (vulkan:0, cuda:0, a name); default: HAL_DEVICE or "
       "device 0\n"
-      "  --family   a family to tune (repeatable): matmul_f32, matmul_f16; default: every one the\n"
-      "             device runs\n"
-      "  --shape    the problem, M x N x K (default 1024x1024x1024); results are stored for its\n"
-      "             bucket (each dimension rounded up to a power of two)\n"
+      "  --family   a family to tune (repeatable): matmul_f32, matmul_f16, attention_f32,\n"
+      "             attention_f16; default: every one the device runs\n"
+      "  --shape    the matmul problem, M x N x K (default 1024x1024x1024), or the attention\n"
+      "             problem, batch_heads x seq_q x seq_kv x head_dim (default 4x256x256x64;\n"
+      "             head_dim 64 or 128); results are stored for its bucket (each dimension\n"
+      "             rounded up to a power of two)\n"
+      "  --causal   tune attention with the causal mask (stored under the same bucket)\n"
       "  --budget   seconds per family (default 100); the search stops trying candidates then\n"
       "  --reps     timed runs of a fully measured candidate (default 5); medians are compared\n"
       "  --seed     the order candidates are sampled in when the space is larger than the budget\n"
@@ -64,20 +70,25 @@ bool parse_u32(const char* text, uint32_t* out, uint32_t max) {
   return true;
 }
 
-bool parse_shape(const std::string& text, tune::MatmulShape* shape) {
-  uint32_t dims[3] = {0, 0, 0};
+// "AxBxC..." as 3 or 4 dimensions, each from 1 to 2^20.
+bool parse_shape(const std::string& text, std::vector<uint32_t>* dims) {
+  dims->clear();
   size_t start = 0;
-  for (int i = 0; i < 3; ++i) {
+  while (true) {
     const size_t x = text.find('x', start);
-    if ((i < 2) != (x != std::string::npos)) return false;
-    const std::string part = text.substr(start, i < 2 ? x - start : std::string::npos);
-    if (part.empty() || !parse_u32(part.c_str(), &dims[i], 1u << 20) || dims[i] == 0) {
-      return false;
-    }
+    const std::string part = text.substr(start, x == std::string::npos ? x : x - start);
+    uint32_t value = 0;
+    if (part.empty() || !parse_u32(part.c_str(), &value, 1u << 20) || value == 0) return false;
+    dims->push_back(value);
+    if (x == std::string::npos) break;
     start = x + 1;
   }
-  *shape = {dims[0], dims[1], dims[2]};
-  return true;
+  return dims->size() == 3 || dims->size() == 4;
+}
+
+bool is_attention(const std::string& family) {
+  const std::vector<std::string> known = tune::AttentionProblem::families();
+  return std::find(known.begin(), known.end(), family) != known.end();
 }
 
 }  // namespace
@@ -86,6 +97,7 @@ int main(int argc, char** argv) {
   std::string selector = "default";
   std::vector<std::string> families;
   tune::MatmulShape shape{1024, 1024, 1024};
+  tune::AttentionShape attention{4, 256, 256, 64, false};
   tune::SearchOptions options;
   options.budget_seconds = 100;
   uint32_t top = 8;
@@ -107,13 +119,22 @@ int main(int argc, char** argv) {
       families.push_back(next());
     } else if (arg == "--shape") {
       const char* text = next();
-      if (!parse_shape(text, &shape)) {
+      std::vector<uint32_t> dims;
+      if (!parse_shape(text, &dims)) {
         std::fprintf(stderr,
-                     "hal-tune: --shape '%s' is not M x N x K, such as 1024x1024x1024 (each "
-                     "from 1 to 1048576)\n",
+                     "hal-tune: --shape '%s' is neither M x N x K, such as 1024x1024x1024, nor "
+                     "batch_heads x seq_q x seq_kv x head_dim, such as 4x256x256x64 (each from 1 "
+                     "to 1048576)\n",
                      text);
         return 2;
       }
+      if (dims.size() == 3) {
+        shape = {dims[0], dims[1], dims[2]};
+      } else {
+        attention = {dims[0], dims[1], dims[2], dims[3], attention.causal};
+      }
+    } else if (arg == "--causal") {
+      attention.causal = true;
     } else if (arg == "--budget") {
       const char* text = next();
       if (!parse_u32(text, &value, 86400) || value == 0) {
@@ -193,21 +214,49 @@ int main(int argc, char** argv) {
       std::string skip;
       if (!tune::matmul_candidates(info, family, &skip).empty()) families.push_back(family);
     }
+    for (const std::string& family : tune::AttentionProblem::families()) {
+      std::string skip;
+      if (!tune::attention_candidates(info, family, attention.head_dim, &skip).empty()) {
+        families.push_back(family);
+      }
+    }
   }
-  std::printf("hal-tune: %s:%u (%s), shape %ux%ux%u (bucket %s), budget %.0f s per family\n",
-              info.backend_name, info.backend_index, info.name, shape.m, shape.n, shape.k,
-              tune::shape_bucket({shape.m, shape.n, shape.k}).c_str(), options.budget_seconds);
+  std::printf("hal-tune: %s:%u (%s), budget %.0f s per family\n", info.backend_name,
+              info.backend_index, info.name, options.budget_seconds);
   int status = 0;
   for (const std::string& family : families) {
-    std::unique_ptr<tune::MatmulProblem> problem =
-        tune::MatmulProblem::create(device, family, shape, &why);
+    std::unique_ptr<tune::DeviceProblem> problem;
+    std::string shape_text;
+    const std::vector<std::string> matmul = tune::MatmulProblem::families();
+    if (!is_attention(family) && std::find(matmul.begin(), matmul.end(), family) == matmul.end()) {
+      std::string list;
+      for (const auto& known : {matmul, tune::AttentionProblem::families()}) {
+        for (const std::string& f : known) list += (list.empty() ? "" : ", ") + f;
+      }
+      std::fprintf(stderr, "hal-tune: '%s' is not a family the tuner knows (it knows: %s)\n",
+                   family.c_str(), list.c_str());
+      status = 1;
+      continue;
+    }
+    if (is_attention(family)) {
+      problem = tune::AttentionProblem::create(device, family, attention, &why);
+      shape_text = "batch_heads " + std::to_string(attention.batch_heads) + ", seq_q " +
+                   std::to_string(attention.seq_q) + ", seq_kv " +
+                   std::to_string(attention.seq_kv) + ", head_dim " +
+                   std::to_string(attention.head_dim) + (attention.causal ? ", causal" : "");
+    } else {
+      problem = tune::MatmulProblem::create(device, family, shape, &why);
+      shape_text =
+          std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k);
+    }
     if (!problem) {
       std::fprintf(stderr, "hal-tune: %s: %s\n", family.c_str(), why.c_str());
       status = 1;
       continue;
     }
-    std::printf("\n%s: %zu candidates, timed with %s\n", family.c_str(),
-                problem->candidates().size(), problem->clock());
+    std::printf("\n%s at %s (bucket %s): %zu candidates, timed with %s\n", family.c_str(),
+                shape_text.c_str(), problem->bucket().c_str(), problem->candidates().size(),
+                problem->clock());
     std::fflush(stdout);
     const tune::SearchResult result = tune::search(*problem, options);
     std::printf("%s: %s search, %u checked (%u wrong) in %.1f s\n%s", family.c_str(),
