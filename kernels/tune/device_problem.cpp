@@ -57,6 +57,16 @@ std::vector<Specialization> specializations_for(const hal_kernel_info& kernel,
   return out;
 }
 
+const hal_kernel_info& instance_for(const hal_kernel_info& kernel, const TunableValues& values) {
+  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
+    const hal_kernel_info* other = hal_kernels_get(i);
+    if (std::string(other->family) == kernel.family && tunable_defaults(*other) == values) {
+      return *other;
+    }
+  }
+  return kernel;
+}
+
 Candidate candidate_for(const hal_kernel_info& kernel, const hal_kernel_blob& blob,
                         const TunableValues& values, bool specialise) {
   Candidate c;

@@ -40,6 +40,10 @@ uint32_t tunable_value(const TunableValues& values, const char* name);
 std::vector<Specialization> specializations_for(const hal_kernel_info& kernel,
                                                 const TunableValues& values);
 
+// The kernel of |kernel|'s pack family whose tunables' defaults are |values| (a named instance,
+// so a variant that is one carries its name), else |kernel|.
+const hal_kernel_info& instance_for(const hal_kernel_info& kernel, const TunableValues& values);
+
 // A Candidate for |kernel| from |blob|, with |values| as specialization constants when
 // |specialise| (SPIR-V) and the kernel's block; tile and label are left to the family.
 Candidate candidate_for(const hal_kernel_info& kernel, const hal_kernel_blob& blob,

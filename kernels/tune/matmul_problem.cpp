@@ -139,7 +139,11 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
       continue;
     }
     seen_pack_families.push_back(k->family);
-    for (const TunableValues& combo : tunable_combinations(*k)) add(*k, *blob, combo, true);
+    for (const TunableValues& combo : tunable_combinations(*k)) {
+      const hal_kernel_info& instance = instance_for(*k, combo);
+      const hal_kernel_blob* instance_blob = hal_kernels_find(instance.name, ir);
+      add(instance, instance_blob != nullptr ? *instance_blob : *blob, combo, true);
+    }
   }
   bool has_default = false;
   for (const Candidate& c : out) has_default = has_default || c.is_default;
