@@ -1,7 +1,9 @@
 // attention: O = softmax(Q K^T * scale, optional causal mask) V over [batch*heads, seq, head_dim]
-// on the chosen device, with the kernel pack's fused kernel (online softmax) and its three-kernel
-// version (scores, row softmax, P*V). Prints time, GFLOP/s and the error against the CPU
-// reference for each.
+// on the chosen device, with the kernel pack's fused attention (online softmax) and its
+// three-kernel version (scores, row softmax, P*V). The fused kernel is what the pack's
+// plan_attention chooses for the shape: the device's tuned choice when hal-tune has run there
+// (docs/TUNING.md), else attention_fused; it prints which. Prints time, GFLOP/s and the error
+// against the CPU reference for each.
 //
 //   attention [--device <selector>] [--bh n] [--seq n] [--seq-kv n] [--dim 64|128]
 //             [--dtype f32|f16] [--causal] [--mode fused|three|both] [--iters n]
@@ -101,14 +103,20 @@ int main(int argc, char** argv) {
   sample::Timer timer(device);
 
   if (mode != "three") {
-    const std::string name = "attention_fused_" + dtype + "_d" + std::to_string(dim);
-    const sample::Kernel fused = sample::load_kernel(device, name);
+    hal_kernels::tune::LaunchPlan plan;
+    std::string why;
+    if (!hal_kernels::tune::plan_attention(device.device, "attention_" + dtype,
+                                           {bh, seq_q, seq_kv, dim, causal != 0}, &plan, &why)) {
+      std::fprintf(stderr, "error: no attention plan: %s\n", why.c_str());
+      return 2;
+    }
+    const sample::Kernel fused = sample::load_planned(device, plan);
+    const std::string name = plan.kernel + " (" + plan.label + ")";
     const std::vector<void*> params = {&dq.ptr, &dk.ptr, &dv.ptr, &dout.ptr, &bh,
                                        &seq_q,  &seq_kv, &scale,  &causal};
-    const uint32_t gx = (seq_q + 15) / 16;
-    sample::launch(device, fused, gx, bh, 1, params);  // warm-up (builds the pipeline)
-    const double ms =
-        sample::median_ms(timer, iters, [&] { sample::launch(device, fused, gx, bh, 1, params); });
+    auto run = [&] { sample::launch(device, fused, plan.grid[0], plan.grid[1], 1, params); };
+    run();  // warm-up (builds the pipeline)
+    const double ms = sample::median_ms(timer, iters, run);
     // The output of the last run is checked (every run computes the same).
     report(name, ms);
     hal_module_unload(fused.module);

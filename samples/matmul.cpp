@@ -1,5 +1,7 @@
 // matmul: runs one matmul kernel of the pack, C = alpha * A * B + beta * C, on the chosen device,
-// prints its time and GFLOP/s, and checks the result against the CPU reference.
+// prints its time and GFLOP/s, and checks the result against the CPU reference. Without
+// --kernel it runs what the pack's plan_matmul chooses for the shape: the device's tuned choice
+// when hal-tune has run there (docs/TUNING.md), else the default; it prints which.
 //
 //   matmul [--device <selector>] [--m M] [--n N] [--k K] [--dtype f32|f16] [--kernel <name>]
 //          [--alpha a] [--beta b] [--iters n]
@@ -35,7 +37,7 @@ int main(int argc, char** argv) {
                           {});
   const uint32_t M = args.get_u32("m", 256), N = args.get_u32("n", 256), K = args.get_u32("k", 256);
   const std::string dtype = args.get("dtype", "f32");
-  const std::string name = args.get("kernel", "matmul_tiled_" + dtype + "_64x64");
+  const std::string requested = args.get("kernel", "");
   const float alpha = args.get_float("alpha", 1.0f), beta = args.get_float("beta", 0.0f);
   const uint32_t iters = args.get_u32("iters", 3);
   if (M == 0 || N == 0 || K == 0 || (dtype != "f32" && dtype != "f16")) {
@@ -44,7 +46,17 @@ int main(int argc, char** argv) {
   }
 
   const sample::Device device = sample::open_device(args.get("device", "default"));
-  const sample::Kernel kernel = sample::load_kernel(device, name);
+  hal_kernels::tune::LaunchPlan plan;
+  if (requested.empty()) {
+    std::string why;
+    if (!hal_kernels::tune::plan_matmul(device.device, "matmul_" + dtype, {M, N, K}, &plan, &why)) {
+      std::fprintf(stderr, "error: no matmul plan: %s\n", why.c_str());
+      return 2;
+    }
+  }
+  const sample::Kernel kernel = requested.empty() ? sample::load_planned(device, plan)
+                                                  : sample::load_kernel(device, requested);
+  const std::string name = kernel.info->name;
   const bool f16 = std::string(kernel.info->dtype) == "f16";
   const ref::Storage storage = f16 ? ref::Storage::kF16 : ref::Storage::kF32;
   const size_t elem = f16 ? 2 : 4;
@@ -86,7 +98,8 @@ int main(int argc, char** argv) {
   float al = alpha, be = beta;
   const std::vector<void*> params = {&da.ptr, &db.ptr, &dc.ptr, &m,  &n, &k,
                                      &lda,    &ldb,    &ldc,    &al, &be};
-  const uint32_t gx = (N + bn - 1) / bn, gy = (M + bm - 1) / bm;
+  const uint32_t gx = requested.empty() ? plan.grid[0] : (N + bn - 1) / bn;
+  const uint32_t gy = requested.empty() ? plan.grid[1] : (M + bm - 1) / bm;
 
   // The checked run (it also builds the pipeline), then the timed runs.
   sample::launch(device, kernel, gx, gy, 1, params);

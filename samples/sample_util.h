@@ -5,6 +5,8 @@
 #include <hal/hal.h>
 #include <hal_kernels/hal_kernels.h>
 
+#include "plan.h"
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -52,13 +54,19 @@ struct Kernel {
   const hal_kernel_info* info = nullptr;
   hal_module module = nullptr;
   hal_function function = nullptr;
+  uint32_t block[3] = {1, 1, 1};  // the manifest's, or the plan's
 };
 
 // Loads kernel |name| of the pack in the device's IR. Exits with 2 when the kernel is unknown or
 // the device lacks a feature it needs.
 Kernel load_kernel(const Device& device, const std::string& name);
 
-// Launches |kernel| with its own block size.
+// Loads what |plan| (kernels/tune/plan.h) says to launch: its kernel with its specialization
+// constants and block. Prints the choice and where it came from (tuned by hal-tune, or the
+// default). Exits with 2 when the module does not load.
+Kernel load_planned(const Device& device, const hal_kernels::tune::LaunchPlan& plan);
+
+// Launches |kernel| with its block size.
 void launch(const Device& device, const Kernel& kernel, uint32_t gx, uint32_t gy, uint32_t gz,
             std::vector<void*> args);
 

@@ -14,8 +14,12 @@
 #   3. build everything else, then the whole test suite (ctest; JUnit XML as well as the log);
 #   4. a traced matmul sample on cuda:0 and vulkan:0 (HAL_TRACE; the file is checked by
 #      tests/trace/check_trace.py and kept as trace-<device>.json, to open in Perfetto);
-#   5. the conformance suite (hal-cts) and the benchmarks (hal-bench) on cuda:0 and vulkan:0,
-#      when those programs exist in the build; a missing one is reported as MISSING.
+#   5. the tuner (hal-tune) on cuda:0 and vulkan:0: matmul_f32 at 2048^3 and attention_f32 at
+#      16x1024x1024x64, HAL_GPU_CHECK_TUNE_BUDGET seconds per family (default 20); the tuning
+#      databases land in RESULTS_DIR/cache (HAL_CACHE_DIR for this and the next step);
+#   6. the conformance suite (hal-cts) and the benchmarks (hal-bench) on cuda:0 and vulkan:0,
+#      when those programs exist in the build; a missing one is reported as MISSING. Their
+#      matmul and attention figures use the tuned choices of step 5 and say so.
 # Everything lands in RESULTS_DIR as it happens (a check killed from outside keeps what it has):
 # one log per step, and summary.txt with one line per step: PASS, FAIL (exit code), TIMEOUT,
 # SKIPPED (the budget or an earlier step), NO DEVICE (exit 77: the device named does not exist)
@@ -36,7 +40,7 @@
 set -uo pipefail
 
 if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-  sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 
@@ -164,6 +168,19 @@ if [ -x "$build/bin/matmul" ] && command -v python3 >/dev/null; then
   done
 else
   note "trace" "MISSING (no matmul sample or no python3)"
+fi
+
+# The tuner before the figures, so hal-cts and hal-bench run the tuned choices.
+export HAL_CACHE_DIR=$out/cache
+tune_budget=${HAL_GPU_CHECK_TUNE_BUDGET:-20}
+if [ -x "$build/bin/hal-tune" ]; then
+  for device in cuda:0 vulkan:0; do
+    run_step "hal-tune ($device)" "$run_timeout" "$out/hal-tune-${device/:/}.log" \
+      "$build/bin/hal-tune" --device "$device" --family matmul_f32 --family attention_f32 \
+      --shape 2048x2048x2048 --shape 16x1024x1024x64 --budget "$tune_budget"
+  done
+else
+  note "hal-tune" "MISSING (not built in $build)"
 fi
 
 for program in hal-cts hal-bench; do

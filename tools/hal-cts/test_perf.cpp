@@ -1,7 +1,11 @@
 // Area Perf (only with --perf): copy bandwidth each way, launch rate, matmul and attention
 // GFLOP/s, each the median of timed repetitions, beside the device's theoretical peak where it
-// can be derived (docs/CONFORMANCE.md says how).
+// can be derived (docs/CONFORMANCE.md says how). Matmul and attention run what the kernel pack's
+// plans choose (kernels/tune/plan.h): the device's tuned choice where hal-tune has run, else the
+// default; each figure's detail says which.
 #include <hal_kernels/reference.h>
+
+#include "plan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,6 +34,28 @@ const Product kProducts[] = {
     {"A100-SXM4-40GB", 1410, 1555}, {"A100-PCIE-40GB", 1410, 1555},
     {"A100 80GB PCIe", 1410, 1935}, {"L40S", 2520, 864},
     {"RTX 4090", 2520, 1008},
+};
+
+// A planned kernel, loaded; unloaded when it goes.
+struct Planned {
+  hal_kernels::tune::LaunchPlan plan;
+  hal_module module = nullptr;
+  hal_function function = nullptr;
+  ~Planned() {
+    if (module != nullptr) hal_module_unload(module);
+  }
+  // "<kernel> (<variant>, tuned)" or "... default)".
+  std::string what() const {
+    return plan.kernel + " (" + plan.label + (plan.tuned ? ", tuned" : ", default") + ")";
+  }
+  hal_status launch(hal_stream stream, std::vector<void*> args) const {
+    hal_launch_config config{};
+    for (int d = 0; d < 3; ++d) {
+      config.grid[d] = plan.grid[d];
+      config.block[d] = plan.block[d];
+    }
+    return hal_launch(stream, function, &config, args.data());
+  }
 };
 
 const Product* product(const hal_device_info& info) {
@@ -178,10 +204,13 @@ TEST_P(Perf, LaunchRate) {
 }
 
 TEST_P(Perf, Matmul) {
-  const std::string name = gpu() ? "matmul_tiled_f32_128x128" : "matmul_tiled_f32_64x64";
-  Kernel k;
-  CTS_LOAD_OR_SKIP(k, name);
   uint32_t size = gpu() ? (options().quick ? 1024 : 4096) : (options().quick ? 128 : 256);
+  Planned k;
+  std::string why;
+  if (!hal_kernels::tune::plan_matmul(device(), "matmul_f32", {size, size, size}, &k.plan, &why)) {
+    GTEST_SKIP() << "no matmul plan for this device: " << why;
+  }
+  CTS_ASSERT_OK(hal_kernels::tune::load_plan(device(), k.plan, &k.module, &k.function));
   uint32_t m = size, n = size, kk = size, ld = size;
   float alpha = 1.0f, beta = 0.0f;
   const size_t elems = size_t{size} * size;
@@ -190,11 +219,9 @@ TEST_P(Perf, Matmul) {
   const std::vector<float> host = ref::random_uniform(elems, 3);
   CTS_ASSERT_OK(hal_memcpy_htod(stream_, a.ptr, host.data(), elems * 4));
   CTS_ASSERT_OK(hal_memcpy_htod(stream_, b.ptr, host.data(), elems * 4));
-  const uint32_t bm = k.info->tunable_count > 0 ? k.info->tunables[0].value : 64;
-  const uint32_t bn = k.info->tunable_count > 1 ? k.info->tunables[1].value : 64;
   const auto run = [&] {
-    k.launch(stream_, (n + bn - 1) / bn, (m + bm - 1) / bm, 1,
-             {&a.ptr, &b.ptr, &c.ptr, &m, &n, &kk, &ld, &ld, &ld, &alpha, &beta});
+    CTS_EXPECT_OK(
+        k.launch(stream_, {&a.ptr, &b.ptr, &c.ptr, &m, &n, &kk, &ld, &ld, &ld, &alpha, &beta}));
   };
   run();  // builds the pipeline
   const uint32_t reps = options().quick ? 3 : 5;
@@ -202,17 +229,21 @@ TEST_P(Perf, Matmul) {
   ASSERT_GT(ms, 0);
   const double gflops = 2.0 * size * size * size / (ms * 1e6);
   record("matmul_f32_gflops", gflops, "GFLOP/s", reps, fp32_peak(info()),
-         name + " " + std::to_string(size) + "^3");
+         k.what() + " " + std::to_string(size) + "^3");
 }
 
 TEST_P(Perf, Attention) {
-  const std::string name = "attention_fused_f32_d64";
-  Kernel k;
-  CTS_LOAD_OR_SKIP(k, name);
   uint32_t bh = gpu() ? (options().quick ? 8 : 32) : 1;
   uint32_t seq = gpu() ? (options().quick ? 512 : 2048) : (options().quick ? 64 : 128);
   uint32_t causal = 0;
   const uint32_t dim = 64;
+  Planned k;
+  std::string why;
+  if (!hal_kernels::tune::plan_attention(device(), "attention_f32", {bh, seq, seq, dim, false},
+                                         &k.plan, &why)) {
+    GTEST_SKIP() << "no attention plan for this device: " << why;
+  }
+  CTS_ASSERT_OK(hal_kernels::tune::load_plan(device(), k.plan, &k.module, &k.function));
   float scale = 0.125f;
   const size_t elems = size_t{bh} * seq * dim;
   Buffer q(device(), elems * 4), kb(device(), elems * 4), v(device(), elems * 4),
@@ -223,8 +254,8 @@ TEST_P(Perf, Attention) {
     CTS_ASSERT_OK(hal_memcpy_htod(stream_, p, host.data(), elems * 4));
   }
   const auto run = [&] {
-    k.launch(stream_, (seq + 15) / 16, bh, 1,
-             {&q.ptr, &kb.ptr, &v.ptr, &o.ptr, &bh, &seq, &seq, &scale, &causal});
+    CTS_EXPECT_OK(
+        k.launch(stream_, {&q.ptr, &kb.ptr, &v.ptr, &o.ptr, &bh, &seq, &seq, &scale, &causal}));
   };
   run();
   const uint32_t reps = options().quick ? 3 : 5;
@@ -232,7 +263,7 @@ TEST_P(Perf, Attention) {
   ASSERT_GT(ms, 0);
   const double flops = 4.0 * bh * seq * seq * dim;  // Q K^T and P V
   record("attention_fused_f32_gflops", flops / (ms * 1e6), "GFLOP/s", reps, fp32_peak(info()),
-         name + " bh=" + std::to_string(bh) + " seq=" + std::to_string(seq) + " d=64");
+         k.what() + " bh=" + std::to_string(bh) + " seq=" + std::to_string(seq) + " d=64");
 }
 
 INSTANTIATE_TEST_SUITE_P(, Perf, ::testing::ValuesIn(device_params()), device_name);
