@@ -195,13 +195,18 @@ SearchResult search(Problem& problem, const SearchOptions& options) {
   progress.show(candidates.size(), problem.family() + ": done, " + std::to_string(tried) + " of " +
                                        std::to_string(candidates.size()) + " tried" + best_text());
 
-  // 4. The winner: the lowest median among the candidates timed the most often.
+  // 4. The winner: the lowest median among the candidates timed the most often. The default
+  // always has the full repetitions (it is the baseline), so it counts as timed as often as the
+  // best-measured other candidate: when the budget ran out before the others reached its count,
+  // its count alone must not make it win.
   size_t most_runs = 0;
   for (const Outcome& o : result.outcomes) {
-    if (o.verdict == Verdict::kTimed) most_runs = std::max(most_runs, o.ms.size());
+    if (o.verdict == Verdict::kTimed && !o.candidate->is_default) {
+      most_runs = std::max(most_runs, o.ms.size());
+    }
   }
   for (const Outcome& o : result.outcomes) {
-    if (o.verdict != Verdict::kTimed || o.ms.size() != most_runs) continue;
+    if (o.verdict != Verdict::kTimed || o.ms.size() < most_runs) continue;
     if (result.best == nullptr || o.median_ms < result.best->median_ms) result.best = &o;
   }
   result.seconds = now_seconds() - start;

@@ -18,7 +18,8 @@
 //     left, the repetitions reach |reps| or the budget is spent. A candidate whose first run is
 //     more than four times the best so far is dropped at once.
 //  4. The winner is the candidate with the lowest median among those timed the most often, so
-//     one lucky single run cannot beat a well-measured median.
+//     one lucky single run cannot beat a well-measured median. The default, always fully
+//     measured, takes part with the best-measured of the others.
 //
 // Thread-safety: a Problem and a search are used by one thread.
 #pragma once

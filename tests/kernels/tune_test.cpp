@@ -137,6 +137,21 @@ TEST(TuneSearch, LargeSpacesAreHalvedWithinTheBudget) {
   }
 }
 
+// The default is timed |reps| times before anything else; when the budget ends the halving
+// before the others reach that count, the default must not win by its count alone.
+TEST(TuneSearch, TheDefaultsFullMeasurementDoesNotMakeItWin) {
+  std::vector<double> times(10, 50.0);
+  times[0] = 100;  // the default, the slowest
+  times[4] = 20;
+  ProblemDouble problem(times, {}, 1.0);
+  const tune::SearchResult r = tune::search(problem, quiet(2, 8));
+  EXPECT_EQ(r.strategy, "successive halving");
+  ASSERT_NE(r.best, nullptr);
+  EXPECT_FALSE(r.best->candidate->is_default)
+      << "runs of the winner " << r.best->ms.size() << ", of the default " << r.baseline->ms.size();
+  EXPECT_LT(r.best->median_ms, r.baseline->median_ms);
+}
+
 TEST(TuneSearch, AWrongDefaultIsReportedAndTheSearchGoesOn) {
   ProblemDouble problem({1, 5, 4}, {0}, 0.0);
   const tune::SearchResult r = tune::search(problem, quiet(60));
