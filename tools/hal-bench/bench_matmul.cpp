@@ -194,7 +194,11 @@ void bench_matmul(Context& ctx) {
   Sgemm sgemm(ctx);
   if (!sgemm.available()) ctx.report->note("matmul: no sgemm baseline: " + sgemm.missing());
 
-  bench_planned(ctx, sizes, reps);
+  // The tuned plans also at 1024^3 on a CPU device, the size hal-tune tunes by default (too
+  // slow there for every kernel of the pack).
+  std::vector<uint32_t> planned_sizes = sizes;
+  if (ctx.info.is_cpu && !ctx.options.quick) planned_sizes.push_back(1024);
+  bench_planned(ctx, planned_sizes, reps);
 
   for (uint32_t index = 0; index < hal_kernels_count(); ++index) {
     const hal_kernel_info* info = hal_kernels_get(index);
