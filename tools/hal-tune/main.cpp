@@ -209,15 +209,21 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  if (families.empty()) {
+  if (families.empty()) {  // every family the device runs; the others are named with the reason
     for (const std::string& family : tune::MatmulProblem::families()) {
       std::string skip;
-      if (!tune::matmul_candidates(info, family, &skip).empty()) families.push_back(family);
+      if (!tune::matmul_candidates(info, family, &skip).empty()) {
+        families.push_back(family);
+      } else {
+        std::fprintf(stderr, "hal-tune: not tuning %s: %s\n", family.c_str(), skip.c_str());
+      }
     }
     for (const std::string& family : tune::AttentionProblem::families()) {
       std::string skip;
       if (!tune::attention_candidates(info, family, attention.head_dim, &skip).empty()) {
         families.push_back(family);
+      } else {
+        std::fprintf(stderr, "hal-tune: not tuning %s: %s\n", family.c_str(), skip.c_str());
       }
     }
   }
