@@ -2,6 +2,7 @@
 
 #include <hal_kernels/reference.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace hal_kernels::tune {
@@ -65,6 +66,40 @@ const hal_kernel_info& instance_for(const hal_kernel_info& kernel, const Tunable
     }
   }
   return kernel;
+}
+
+void for_each_variant(
+    const hal_device_info& info, hal_ir ir,
+    const std::function<bool(const std::string& pack_family)>& in_family,
+    const std::function<void(const hal_kernel_info& kernel, const hal_kernel_blob& blob,
+                             const TunableValues& values, bool specialise)>& add,
+    bool* lacks_features) {
+  std::vector<std::string> seen_pack_families;
+  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
+    const hal_kernel_info* k = hal_kernels_get(i);
+    if (!in_family(k->family)) continue;
+    if ((k->required_features & ~info.features) != 0) {
+      *lacks_features = true;
+      continue;
+    }
+    const hal_kernel_blob* blob = hal_kernels_find(k->name, ir);
+    if (blob == nullptr) continue;
+    if (ir == HAL_IR_PTX) {  // fixed tunables: each kernel is one variant
+      add(*k, *blob, tunable_defaults(*k), false);
+      continue;
+    }
+    // SPIR-V: one kernel per pack family suffices; its constants reach every allowed value.
+    if (std::find(seen_pack_families.begin(), seen_pack_families.end(), k->family) !=
+        seen_pack_families.end()) {
+      continue;
+    }
+    seen_pack_families.push_back(k->family);
+    for (const TunableValues& combo : tunable_combinations(*k)) {
+      const hal_kernel_info& instance = instance_for(*k, combo);
+      const hal_kernel_blob* instance_blob = hal_kernels_find(instance.name, ir);
+      add(instance, instance_blob != nullptr ? *instance_blob : *blob, combo, true);
+    }
+  }
 }
 
 Candidate candidate_for(const hal_kernel_info& kernel, const hal_kernel_blob& blob,

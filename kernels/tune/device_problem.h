@@ -13,6 +13,7 @@
 #include <hal/hal.h>
 #include <hal_kernels/hal_kernels.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -43,6 +44,18 @@ std::vector<Specialization> specializations_for(const hal_kernel_info& kernel,
 // The kernel of |kernel|'s pack family whose tunables' defaults are |values| (a named instance,
 // so a variant that is one carries its name), else |kernel|.
 const hal_kernel_info& instance_for(const hal_kernel_info& kernel, const TunableValues& values);
+
+// Calls |add| for every variant, on a device with |info| in |ir|, of the pack's kernels whose
+// family |in_family| accepts: on PTX each kernel with its fixed values (|specialise| false); on
+// SPIR-V every combination of each pack family's allowed values (|specialise| true), from the
+// instance that has them as defaults where one does. Kernels needing a feature the device lacks
+// are left out and set *lacks_features.
+void for_each_variant(
+    const hal_device_info& info, hal_ir ir,
+    const std::function<bool(const std::string& pack_family)>& in_family,
+    const std::function<void(const hal_kernel_info& kernel, const hal_kernel_blob& blob,
+                             const TunableValues& values, bool specialise)>& add,
+    bool* lacks_features);
 
 // A Candidate for |kernel| from |blob|, with |values| as specialization constants when
 // |specialise| (SPIR-V) and the kernel's block; tile and label are left to the family.

@@ -97,7 +97,6 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
   const uint32_t threads_limit = info.max_threads_per_block;
 
   std::vector<Candidate> out;
-  std::vector<std::string> seen_pack_families;
   bool lacks_features = false;
   auto add = [&](const hal_kernel_info& kernel, const hal_kernel_blob& blob,
                  const TunableValues& values, bool specialise) {
@@ -120,31 +119,10 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
     out.push_back(std::move(c));
   };
 
-  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
-    const hal_kernel_info* k = hal_kernels_get(i);
-    if (tuning_family(k->family) != family) continue;
-    if ((k->required_features & ~info.features) != 0) {
-      lacks_features = true;
-      continue;
-    }
-    const hal_kernel_blob* blob = hal_kernels_find(k->name, ir);
-    if (blob == nullptr) continue;
-    if (ir == HAL_IR_PTX) {  // fixed tunables: each kernel is one candidate
-      add(*k, *blob, tunable_defaults(*k), false);
-      continue;
-    }
-    // SPIR-V: one kernel per pack family suffices; its constants reach every allowed value.
-    if (std::find(seen_pack_families.begin(), seen_pack_families.end(), k->family) !=
-        seen_pack_families.end()) {
-      continue;
-    }
-    seen_pack_families.push_back(k->family);
-    for (const TunableValues& combo : tunable_combinations(*k)) {
-      const hal_kernel_info& instance = instance_for(*k, combo);
-      const hal_kernel_blob* instance_blob = hal_kernels_find(instance.name, ir);
-      add(instance, instance_blob != nullptr ? *instance_blob : *blob, combo, true);
-    }
-  }
+  for_each_variant(
+      info, ir,
+      [&](const std::string& pack_family) { return tuning_family(pack_family) == family; }, add,
+      &lacks_features);
   bool has_default = false;
   for (const Candidate& c : out) has_default = has_default || c.is_default;
   if (out.empty() || !has_default) {
