@@ -59,12 +59,13 @@ deps() { # [package...] (default: the packages above)
 # Configures $1 as CMAKE_BUILD_TYPE $2 and builds it. Warnings are errors here (and so in CI),
 # never in a user's own cmake build. ccache keeps rebuilds of unchanged sources cheap across runs
 # on one machine; with the checkout as its base directory, paths inside it are hashed relative to
-# it, so fresh clones elsewhere (as CI makes) share the cache.
+# it, and without the working directory in the hash of -g builds, so fresh clones elsewhere (as CI
+# makes) share the cache (their debug info then names the first clone's build directory).
 configure_and_build() { # dir build-type
   local cache=()
   if command -v ccache >/dev/null; then
     cache=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-    export CCACHE_BASEDIR="$root"
+    export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
   fi
   cmake -S "$root" -B "$1" -DCMAKE_BUILD_TYPE="$2" -DHAL_WARNINGS_AS_ERRORS=ON "${cache[@]}"
   cmake --build "$1" -j "$jobs"

@@ -69,12 +69,19 @@ need_clang() {
   fi
 }
 
+# ccache, where installed, keeps rebuilds cheap, across fresh clones too (as in tools/dev.sh).
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+fi
+
 # <dir> <sanitizer flags> [cmake args...]: configure a clang build with the flags everywhere.
 configure() {
   local dir=$1 flags=$2
   shift 2
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAL_WARNINGS_AS_ERRORS=ON \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ ${launcher[@]+"${launcher[@]}"} \
     "-DCMAKE_C_FLAGS=$flags -fno-omit-frame-pointer" "-DCMAKE_CXX_FLAGS=$flags -fno-omit-frame-pointer" \
     "$@" >/dev/null
 }
