@@ -34,10 +34,8 @@ class ProblemDouble : public tune::Problem {
     for (size_t i = 0; i < times_.size(); ++i) {
       tune::Candidate c;
       c.kernel = "double";
-      // Appended, not "c" + to_string(i): GCC 12 at -O3 warns falsely (-Wrestrict) on
-      // operator+(const char*, std::string&&).
-      c.label = "c";
-      c.label += std::to_string(i);
+      // Not "c" + to_string(i), nor = "c": GCC 12 at -O3 warns falsely (-Wrestrict) on both.
+      c.label = std::string(1, 'c') + std::to_string(i);
       c.is_default = i == 0;
       candidates_.push_back(c);
     }
