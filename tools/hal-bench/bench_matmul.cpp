@@ -1,8 +1,10 @@
 // Matmul: every matmul kernel of the pack at several sizes, in GFLOP/s (2·M·N·K per run),
-// against sgemm on the same shape: OpenBLAS on the host CPU for CPU devices (lavapipe, and the
-// CPU PTX device, a CUDA device with is_cpu), cuBLAS for CUDA GPUs. Inputs are constant (timing
-// does not depend on the values; the kernel tests check correctness). fp16 kernels are compared
-// with the fp32 sgemm all the same.
+// against a vendor BLAS on the same shape: OpenBLAS sgemm on the host CPU for CPU devices
+// (lavapipe, and the CPU PTX device, a CUDA device with is_cpu), cuBLAS for CUDA GPUs: sgemm for
+// fp32 kernels, and for fp16 kernels cublasGemmEx with fp16 storage and fp32 accumulation (the
+// same contract, on the tensor cores). Inputs are constant (timing does not depend on the
+// values; the kernel tests check correctness). On CPU devices fp16 kernels are compared with the
+// fp32 sgemm (OpenBLAS has no fp16 gemm).
 #include <map>
 #include <memory>
 #include <string>
@@ -20,19 +22,16 @@ namespace bench {
 
 namespace {
 
-// The sgemm baseline for this device, or why there is none.
-class Sgemm {
+// The vendor BLAS baseline for this device, or why there is none.
+class Blas {
  public:
-  explicit Sgemm(Context& ctx) : ctx_(ctx) {
+  explicit Blas(Context& ctx) : ctx_(ctx) {
     if (ctx.info.is_cpu) {
-#ifdef HAL_BENCH_HAVE_OPENBLAS
-      name_ = "OpenBLAS cblas_sgemm on the host CPU (fp32, row-major, same shape)";
-#else
+#ifndef HAL_BENCH_HAVE_OPENBLAS
       missing_ = "OpenBLAS was not found when hal-bench was built (install libopenblas-dev)";
 #endif
     } else if (ctx.is_cuda()) {
       cuda_ = RawCuda::open(static_cast<int>(ctx.info.backend_index), &missing_);
-      if (cuda_) name_ = "cuBLAS cublasSgemm on the same device (fp32, same shape)";
     } else {
       missing_ =
           "no vendor BLAS baseline for a Vulkan GPU (cuBLAS is used on CUDA devices, "
@@ -42,16 +41,22 @@ class Sgemm {
   bool available() const {
     return missing_.empty();
   }
-  const std::string& name() const {
-    return name_;
+  // What the baseline of a kernel with fp16 (|f16|) or fp32 storage is.
+  std::string name(bool f16) const {
+    if (ctx_.info.is_cpu)
+      return "OpenBLAS cblas_sgemm on the host CPU (fp32, row-major, same shape)";
+    return f16 ? "cuBLAS cublasGemmEx on the same device (fp16 storage, fp32 compute, same shape)"
+               : "cuBLAS cublasSgemm on the same device (fp32, same shape)";
   }
   const std::string& missing() const {
     return missing_;
   }
 
-  // GFLOP/s samples for an M = N = K = |size| sgemm (measured once per size).
-  const std::vector<double>& gflops(uint32_t size, uint32_t reps) {
-    auto it = cache_.find(size);
+  // GFLOP/s samples for an M = N = K = |size| gemm (measured once per size and dtype).
+  const std::vector<double>& gflops(uint32_t size, bool f16, uint32_t reps) {
+    if (ctx_.info.is_cpu) f16 = false;  // the fp32 sgemm stands for both
+    const auto key = std::make_pair(size, f16);
+    auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     std::vector<double> us;
     const double flop = 2.0 * size * size * size;
@@ -67,27 +72,25 @@ class Sgemm {
 #endif
     if (cuda_) {
       std::string why;
-      if (!cuda_->prepare_sgemm(size, size, size, &why)) {
+      if (!cuda_->prepare_gemm(size, size, size, f16, &why)) {
         missing_ = why;
-        name_.clear();
-        cache_[size] = {};
-        return cache_[size];
+        cache_[key] = {};
+        return cache_[key];
       }
       us = time_runs(1, reps, [&] {
-        if (!cuda_->run_sgemm()) throw HalError("cublasSgemm failed");
+        if (!cuda_->run_gemm()) throw HalError(f16 ? "cublasGemmEx failed" : "cublasSgemm failed");
       });
     }
     std::vector<double> rates;
     for (double t : us) rates.push_back(t > 0 ? flop / (t * 1e3) : 0.0);
-    return cache_[size] = rates;
+    return cache_[key] = rates;
   }
 
  private:
   Context& ctx_;
-  std::string name_;
   std::string missing_;
   std::unique_ptr<RawCuda> cuda_;
-  std::map<uint32_t, std::vector<double>> cache_;
+  std::map<std::pair<uint32_t, bool>, std::vector<double>> cache_;
 };
 
 // One square problem, M = N = K = |size|: A and B all ones (timing does not depend on the
@@ -191,8 +194,8 @@ void bench_matmul(Context& ctx) {
         ctx.options.quick ? std::vector<uint32_t>{256} : std::vector<uint32_t>{1024, 2048, 4096};
   }
   const uint32_t reps = ctx.reps(7, 1);
-  Sgemm sgemm(ctx);
-  if (!sgemm.available()) ctx.report->note("matmul: no sgemm baseline: " + sgemm.missing());
+  Blas blas(ctx);
+  if (!blas.available()) ctx.report->note("matmul: no BLAS baseline: " + blas.missing());
 
   // The tuned plans also at 1024^3 on a CPU device, the size hal-tune tunes by default (too
   // slow there for every kernel of the pack).
@@ -208,8 +211,10 @@ void bench_matmul(Context& ctx) {
     bool any = false;
     for (uint32_t size : sizes) any = any || ctx.wants(kernel_name + "_" + std::to_string(size));
     if (!any) continue;
+    if (hal_kernels_find(kernel_name.c_str(), ctx.ir) == nullptr) continue;  // another IR only
     if (!Kernel::supported(ctx, kernel_name)) {
-      ctx.report->note("matmul: " + kernel_name + " skipped: the device lacks a feature it needs");
+      ctx.report->note("matmul: " + kernel_name +
+                       " skipped: the device lacks a feature or the shared memory it needs");
       continue;
     }
     Kernel kernel(ctx, kernel_name);
@@ -245,14 +250,17 @@ void bench_matmul(Context& ctx) {
       f.higher_is_better = true;
       f.params = {{"kernel", kernel_name}, {"dtype", info->dtype}, {"size", std::to_string(size)}};
       f.value = Stats::of(us).map([flop](double t) { return t > 0 ? flop / (t * 1e3) : 0.0; });
-      if (sgemm.available()) {
-        const std::vector<double>& rates = sgemm.gflops(size, reps);
-        f.has_baseline = sgemm.available();
-        f.baseline_name = sgemm.name();
+      if (blas.available()) {
+        const std::vector<double>& rates = blas.gflops(size, f16, reps);
+        f.has_baseline = blas.available();
+        f.baseline_name = blas.name(f16);
         f.baseline = Stats::of(rates);
       }
-      f.baseline_missing = sgemm.missing();
-      if (f16) f.note = "fp16 storage, fp32 arithmetic, against the fp32 sgemm";
+      f.baseline_missing = blas.missing();
+      if (f16) {
+        f.note = ctx.info.is_cpu ? "fp16 storage, fp32 arithmetic, against the fp32 sgemm"
+                                 : "fp16 storage, fp32 arithmetic";
+      }
       ctx.report->add(std::move(f));
     }
   }

@@ -31,6 +31,11 @@ using CUstream = void*;
 #endif
 using cublasHandle_t = void*;
 constexpr int kCublasOpN = 0;
+// cublasGemmEx's enumerations (cudaDataType_t, cublasComputeType_t, cublasGemmAlgo_t), stable
+// in cuBLAS's C ABI since CUDA 11.
+constexpr int kCudaR16F = 2;
+constexpr int kCublasCompute32F = 68;
+constexpr int kCublasGemmDefault = -1;
 // The kind of stream hal's CUDA backend creates: one that does not order itself with the legacy
 // default stream (that ordering is work hal's launches do not pay for).
 constexpr unsigned kStreamNonBlocking = 1;
@@ -69,6 +74,8 @@ struct RawCuda::State {
   int (*cublasSetStream)(cublasHandle_t, CUstream) = nullptr;
   int (*cublasSgemm)(cublasHandle_t, int, int, int, int, int, const float*, const float*, int,
                      const float*, int, const float*, float*, int) = nullptr;
+  int (*cublasGemmEx)(cublasHandle_t, int, int, int, int, int, const void*, const void*, int, int,
+                      const void*, int, int, const void*, void*, int, int, int, int) = nullptr;
 
   std::string library_name;
   CUdevice device = 0;
@@ -81,6 +88,7 @@ struct RawCuda::State {
   CUdeviceptr x = 0, y = 0;
   CUdeviceptr a = 0, b = 0, c = 0;
   uint32_t m = 0, n = 0, k = 0;
+  bool f16 = false;
 };
 
 std::unique_ptr<RawCuda> RawCuda::open(int ordinal, std::string* why) {
@@ -218,7 +226,7 @@ bool RawCuda::run_batched(uint32_t n, uint32_t gx, uint32_t elements) {
   return s.cuStreamSynchronize(s.stream) == 0;
 }
 
-bool RawCuda::prepare_sgemm(uint32_t m, uint32_t n, uint32_t k, std::string* why) {
+bool RawCuda::prepare_gemm(uint32_t m, uint32_t n, uint32_t k, bool f16, std::string* why) {
   State& s = *s_;
   if (s.libcublas == nullptr) {
     for (const char* name : {"libcublas.so", "libcublas.so.13", "libcublas.so.12",
@@ -235,8 +243,12 @@ bool RawCuda::prepare_sgemm(uint32_t m, uint32_t n, uint32_t k, std::string* why
     if (!resolve(s.libcublas, "cublasCreate_v2", &s.cublasCreate) ||
         !resolve(s.libcublas, "cublasDestroy_v2", &s.cublasDestroy) ||
         !resolve(s.libcublas, "cublasSetStream_v2", &s.cublasSetStream) ||
-        !resolve(s.libcublas, "cublasSgemm_v2", &s.cublasSgemm)) {
-      *why = "libcublas lacks cublasSgemm_v2 or its companions";
+        !resolve(s.libcublas, "cublasSgemm_v2", &s.cublasSgemm) ||
+        !resolve(s.libcublas, "cublasGemmEx", &s.cublasGemmEx)) {
+      s.cublasCreate = nullptr;
+      dlclose(s.libcublas);
+      s.libcublas = nullptr;
+      *why = "libcublas lacks cublasSgemm_v2, cublasGemmEx or their companions";
       return false;
     }
     s.cuCtxSetCurrent(s.context);
@@ -246,30 +258,48 @@ bool RawCuda::prepare_sgemm(uint32_t m, uint32_t n, uint32_t k, std::string* why
     }
   }
   s.cuCtxSetCurrent(s.context);
-  if (s.cuMemAlloc(&s.a, size_t{m} * k * 4) != 0 || s.cuMemAlloc(&s.b, size_t{k} * n * 4) != 0 ||
-      s.cuMemAlloc(&s.c, size_t{m} * n * 4) != 0) {
-    *why = "cuMemAlloc failed for the sgemm operands";
+  const size_t element = f16 ? 2 : 4;
+  const size_t a_bytes = size_t{m} * k * element, b_bytes = size_t{k} * n * element;
+  if (s.cuMemAlloc(&s.a, a_bytes) != 0 || s.cuMemAlloc(&s.b, b_bytes) != 0 ||
+      s.cuMemAlloc(&s.c, size_t{m} * n * element) != 0) {
+    *why = "cuMemAlloc failed for the gemm operands";
     return false;
   }
   s.allocations.insert(s.allocations.end(), {s.a, s.b, s.c});
+  // Ones (two fp16 ones per word for fp16): the values hal-bench gives hal's kernels, so both
+  // sides multiply the same data. Sizes are multiples of 4 bytes for fp32, and of 2 elements
+  // for the fp16 sizes hal-bench uses; an odd fp16 count leaves its last element unset.
+  const unsigned one = f16 ? 0x3C003C00u : 0x3F800000u;
+  if (s.cuMemsetD32(s.a, one, a_bytes / 4) != 0 || s.cuMemsetD32(s.b, one, b_bytes / 4) != 0 ||
+      s.cuCtxSynchronize() != 0) {
+    *why = "cuMemsetD32 failed for the gemm operands";
+    return false;
+  }
   s.m = m;
   s.n = n;
   s.k = k;
+  s.f16 = f16;
   return true;
 }
 
-bool RawCuda::run_sgemm() {
+bool RawCuda::run_gemm() {
   State& s = *s_;
   s.cuCtxSetCurrent(s.context);
   const float alpha = 1.0f, beta = 0.0f;
   // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands and M with N.
   const int n = static_cast<int>(s.n), m = static_cast<int>(s.m), k = static_cast<int>(s.k);
-  if (s.cublasSgemm(s.cublas, kCublasOpN, kCublasOpN, n, m, k, &alpha,
-                    reinterpret_cast<const float*>(s.b), n, reinterpret_cast<const float*>(s.a), k,
-                    &beta, reinterpret_cast<float*>(s.c), n) != 0) {
-    return false;
+  int status = 0;
+  if (s.f16) {
+    status = s.cublasGemmEx(
+        s.cublas, kCublasOpN, kCublasOpN, n, m, k, &alpha, reinterpret_cast<const void*>(s.b),
+        kCudaR16F, n, reinterpret_cast<const void*>(s.a), kCudaR16F, k, &beta,
+        reinterpret_cast<void*>(s.c), kCudaR16F, n, kCublasCompute32F, kCublasGemmDefault);
+  } else {
+    status = s.cublasSgemm(
+        s.cublas, kCublasOpN, kCublasOpN, n, m, k, &alpha, reinterpret_cast<const float*>(s.b), n,
+        reinterpret_cast<const float*>(s.a), k, &beta, reinterpret_cast<float*>(s.c), n);
   }
-  return s.cuStreamSynchronize(s.stream) == 0;
+  return status == 0 && s.cuStreamSynchronize(s.stream) == 0;
 }
 
 }  // namespace bench

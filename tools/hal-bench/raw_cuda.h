@@ -1,7 +1,7 @@
 // RawCuda: the baselines on CUDA devices, through libcuda and libcublas opened at run time (no
 // CUDA library is linked, so hal-bench runs on machines without them and says why it skips).
 //  - launches: cuLaunchKernel of the pack's PTX on one stream, then cuStreamSynchronize;
-//  - matmul: cublasSgemm on the same stream;
+//  - matmul: cublasSgemm (fp32) or cublasGemmEx (fp16) on the same stream;
 //  - on the CPU PTX device (libhal_ptx_cpu.so), its instruction counters.
 // It opens the driver library hal's CUDA backend opens (HAL_CUDA_LIBRARY when set, else the
 // system's libcuda), so a baseline runs on the very driver that hal ran on, and uses the
@@ -32,11 +32,13 @@ class RawCuda {
   // |n| launches of |gx| blocks of 256 threads, then one stream synchronize.
   bool run_batched(uint32_t n, uint32_t gx, uint32_t elements);
 
-  // Loads libcublas and allocates an M×K, K×N and M×N fp32 problem; false with |why| when
-  // cuBLAS is unavailable.
-  bool prepare_sgemm(uint32_t m, uint32_t n, uint32_t k, std::string* why);
-  // One row-major C = A·B through cublasSgemm, then a stream synchronize.
-  bool run_sgemm();
+  // Loads libcublas and allocates an M×K, K×N and M×N problem, A and B all ones as hal-bench
+  // gives the pack's kernels: fp32 (cublasSgemm), or with |f16| fp16 storage with fp32
+  // accumulation (cublasGemmEx, which uses the tensor cores), the pack's f16 kernels' contract.
+  // False with |why| when cuBLAS is unavailable.
+  bool prepare_gemm(uint32_t m, uint32_t n, uint32_t k, bool f16, std::string* why);
+  // One row-major C = A·B of the prepared problem, then a stream synchronize.
+  bool run_gemm();
 
   // Work done on the CPU PTX device (hal_ptx_cpu_get_stats of ptx_cpu.h, for the primary
   // context): totals since the context was first retained. Only kernels that have completed
