@@ -94,6 +94,7 @@ Kernel load_kernel(const Device& device, const std::string& name) {
   SAMPLE_CHECK(hal_module_load(device.device, blob->data, blob->size, &options, &k.module));
   SAMPLE_CHECK(hal_module_get_function(k.module, blob->entry_point, &k.function));
   for (int i = 0; i < 3; ++i) k.block[i] = k.info->block[i];
+  k.shared_bytes = k.info->shared_bytes;
   return k;
 }
 
@@ -102,6 +103,7 @@ Kernel load_planned(const Device& device, const hal_kernels::tune::LaunchPlan& p
   k.info = hal_kernels_info(plan.kernel.c_str());
   SAMPLE_CHECK(hal_kernels::tune::load_plan(device.device, plan, &k.module, &k.function));
   for (int i = 0; i < 3; ++i) k.block[i] = plan.block[i];
+  k.shared_bytes = plan.shared_bytes;
   std::printf("plan: %s (%s), %s\n", plan.kernel.c_str(), plan.label.c_str(), plan.source.c_str());
   return k;
 }
@@ -113,6 +115,7 @@ void launch(const Device& device, const Kernel& kernel, uint32_t gx, uint32_t gy
   config.grid[1] = gy;
   config.grid[2] = gz;
   for (int i = 0; i < 3; ++i) config.block[i] = kernel.block[i];
+  config.shared_bytes = kernel.shared_bytes;
   SAMPLE_CHECK(hal_launch(device.stream, kernel.function, &config, args.data()));
 }
 

@@ -55,6 +55,7 @@ struct Kernel {
   hal_module module = nullptr;
   hal_function function = nullptr;
   uint32_t block[3] = {1, 1, 1};  // the manifest's, or the plan's
+  uint32_t shared_bytes = 0;      // dynamic shared memory, likewise
 };
 
 // Loads kernel |name| of the pack in the device's IR. Exits with 2 when the kernel is unknown or

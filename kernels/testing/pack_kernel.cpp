@@ -40,6 +40,7 @@ void Kernel::launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
   config.grid[1] = gy;
   config.grid[2] = gz;
   for (int i = 0; i < 3; ++i) config.block[i] = info->block[i];
+  config.shared_bytes = info->shared_bytes;
   const hal_status s = hal_launch(stream, function, &config, args.data());
   ASSERT_EQ(s, HAL_SUCCESS) << "hal_launch(" << info->name << ") -> " << describe(s);
 }

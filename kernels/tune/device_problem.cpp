@@ -111,6 +111,7 @@ Candidate candidate_for(const hal_kernel_info& kernel, const hal_kernel_blob& bl
   c.blob_size = blob.size;
   if (specialise) c.specializations = specializations_for(kernel, values);
   for (int d = 0; d < 3; ++d) c.block[d] = kernel.block[d];
+  c.shared_bytes = kernel.shared_bytes;
   return c;
 }
 
@@ -239,6 +240,7 @@ bool DeviceProblem::launch(const Candidate& candidate, const Loaded& loaded, con
     config.grid[d] = grid[d];
     config.block[d] = candidate.block[d];
   }
+  config.shared_bytes = candidate.shared_bytes;
   const hal_status s = hal_launch(stream_, loaded.function, &config, args);
   return s == HAL_SUCCESS || fail(why, status_text("hal_launch", s));
 }

@@ -24,8 +24,9 @@ uint32_t ceil_div(uint32_t a, uint32_t b) {
 }
 
 // The pack's families whose kernels are variants of one tuning family: "matmul_tiled_f32" and
-// "matmul_reg_f32" for "matmul_f32".
-constexpr const char* kPackFamilyKinds[] = {"matmul_tiled_", "matmul_reg_"};
+// "matmul_reg_f32" for "matmul_f32"; "matmul_mma_f16" (tensor cores, PTX only) joins
+// "matmul_f16" on devices that run PTX.
+constexpr const char* kPackFamilyKinds[] = {"matmul_tiled_", "matmul_reg_", "matmul_mma_"};
 
 // The tuning family of a pack family, or "" when it is not one of the kinds above.
 std::string tuning_family(const std::string& pack_family) {
@@ -48,6 +49,15 @@ struct Variant {
 bool variant_of(const hal_kernel_info& kernel, const TunableValues& v, Variant* out) {
   auto get = [&](const char* name) { return tunable_value(v, name); };
   const uint32_t threads = kernel.block[0] * kernel.block[1] * kernel.block[2];
+  if (std::string(kernel.family).rfind("matmul_mma_", 0) == 0) {  // tensor cores, fp16 tiles
+    const uint32_t bm = get("BM"), bn = get("BN"), wm = get("WM"), wn = get("WN");
+    if (bm == 0 || bn == 0 || wm == 0 || wn == 0) return false;
+    *out = {bm, bn, kernel.shared_bytes, wm * wn / 32,
+            "mma BM=" + std::to_string(bm) + " BN=" + std::to_string(bn) +
+                " BK=" + std::to_string(get("BK")) + " WM=" + std::to_string(wm) +
+                " WN=" + std::to_string(wn) + " S=" + std::to_string(get("S"))};
+    return true;
+  }
   if (get("BM") != 0) {  // shared-memory tiles: BM x BN, BK deep, (BM/16) x (BN/16) per thread
     const uint32_t bm = get("BM"), bn = get("BN"), bk = get("BK");
     if (bn == 0 || bk == 0) return false;

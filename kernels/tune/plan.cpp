@@ -199,7 +199,7 @@ void fill_plan(const Candidate& chosen, const std::string& source, LaunchPlan* o
   out->blob_size = chosen.blob_size;
   out->specializations = chosen.specializations;
   for (int d = 0; d < 3; ++d) out->block[d] = chosen.block[d];
-  out->shared_bytes = 0;
+  out->shared_bytes = chosen.shared_bytes;
   out->tuned = source.rfind("tuned", 0) == 0;
   out->label = chosen.label;
   out->source = source;

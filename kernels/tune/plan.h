@@ -40,7 +40,7 @@ struct LaunchPlan {
   std::vector<Specialization> specializations;  // 32-bit each; for hal_module_options
   uint32_t block[3] = {1, 1, 1};
   uint32_t grid[3] = {1, 1, 1};
-  uint32_t shared_bytes = 0;  // dynamic shared memory (none for the pack's kernels)
+  uint32_t shared_bytes = 0;  // dynamic shared memory every launch passes (hal_kernel_info's)
   bool tuned = false;
   std::string label;   // the variant, e.g. "tiled BM=64 BN=128 BK=16"
   std::string source;  // where the choice came from, one sentence

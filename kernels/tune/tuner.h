@@ -43,6 +43,7 @@ struct Candidate {
   size_t blob_size = 0;
   std::vector<Specialization> specializations;  // 32-bit specialization constants (SPIR-V)
   uint32_t block[3] = {1, 1, 1};
+  uint32_t shared_bytes = 0;  // dynamic shared memory every launch passes
   // Family-specific geometry: for matmul, the BM x BN tile of C one block computes.
   uint32_t tile[2] = {0, 0};
   std::string label;  // the parameters, e.g. "BM=64 BN=128 BK=16"

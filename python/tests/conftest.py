@@ -57,6 +57,8 @@ class Pack:
     def kernel(self, name):
         entry = self.manifest[name]
         ir = "spirv" if "spirv" in self.dev.info.irs else "ptx"
+        if entry[ir] is None:  # the tensor-core matmul exists in PTX only
+            pytest.skip(f"{name} is not in the pack's {ir} (PTX only)")
         file = entry[ir]["file"]
         if file not in self.modules:
             self.modules[file] = self.dev.load(os.path.join(self.path, file))

@@ -32,7 +32,9 @@ def test_fill_copy_add_saxpy(dev, pack):
 
 MATMULS = [f"matmul_naive_{t}" for t in ("f32", "f16")] + [
     f"matmul_tiled_{t}_{n}x{n}" for t in ("f32", "f16") for n in (32, 64, 128)] + [
-    f"matmul_reg_{t}_64x{n}" for t in ("f32", "f16") for n in (64, 256)]
+    f"matmul_reg_{t}_64x{n}" for t in ("f32", "f16") for n in (64, 256)] + [
+    f"matmul_mma_f16_{v}" for v in ("256x128_k64", "128x256_k64", "128x128", "128x128_w8",
+                                    "64x64")]  # PTX only: skipped on SPIR-V devices
 
 
 def test_every_pack_kernel_is_covered_here(kernels):
@@ -60,13 +62,15 @@ def test_matmul(dev, pack, name):
     da, db, dc = dev.asarray(a), dev.asarray(b), dev.asarray(c)
     kernel = pack.kernel(name)
     entry = pack.manifest[name]
-    if "tiled" in name or "reg" in name:
-        # The block's tile of C is in the name: <rows>x<cols>.
-        rows, cols = (int(v) for v in name.rsplit("_", 1)[1].split("x"))
+    if "tiled" in name or "reg" in name or "mma" in name:
+        # The block's tile of C is in the name: <rows>x<cols>, maybe followed by _w8 or _k64.
+        tile = next(p for p in name.split("_") if "x" in p)
+        rows, cols = (int(v) for v in tile.split("x"))
         grid = (ceil_div(n, cols), ceil_div(m, rows))
     else:
         grid = (ceil_div(n, 16), ceil_div(m, 16))
-    kernel(grid, entry["block"], da, db, dc, m, n, k, k, n, n, 0.5, 2.0)
+    kernel(grid, entry["block"], da, db, dc, m, n, k, k, n, n, 0.5, 2.0,
+           shared=entry.get("shared_bytes", 0))
     expected = 0.5 * (a.astype(np.float64) @ b.astype(np.float64)) + 2.0 * c.astype(np.float64)
     np.testing.assert_allclose(dc.numpy().astype(np.float64), expected,
                                **(F16_TOL if dtype == np.float16 else F32_TOL))

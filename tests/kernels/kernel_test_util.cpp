@@ -67,6 +67,11 @@ bool supports(const hal_device_info& info, const std::string& name, std::string*
         name + " needs 16-bit storage (HAL_FEATURE_STORAGE_16BIT), which " + info.name + " lacks";
     return false;
   }
+  if (info.max_shared_memory_per_block != 0 && k->shared_bytes > info.max_shared_memory_per_block) {
+    *why = name + " needs " + std::to_string(k->shared_bytes) + " bytes of shared memory; " +
+           info.name + " has " + std::to_string(info.max_shared_memory_per_block) + " per block";
+    return false;
+  }
   return true;
 }
 

@@ -19,9 +19,23 @@ struct Shape {
   float alpha, beta;
 };
 const Shape kShapes[] = {
-    {1, 1, 1, 0, 1.0f, 0.0f},       {17, 17, 17, 0, 1.0f, 0.0f},    {64, 64, 64, 0, 1.0f, 0.0f},
-    {255, 255, 255, 0, 1.0f, 0.0f}, {33, 70, 129, 3, 0.75f, -0.5f}, {1, 255, 17, 1, 1.0f, 1.0f},
+    {1, 1, 1, 0, 1.0f, 0.0f},
+    {17, 17, 17, 0, 1.0f, 0.0f},
+    {64, 64, 64, 0, 1.0f, 0.0f},
+    {255, 255, 255, 0, 1.0f, 0.0f},
+    {33, 70, 129, 3, 0.75f, -0.5f},
+    {1, 255, 17, 1, 1.0f, 1.0f},
     {130, 1, 64, 0, 2.0f, 0.25f},
+    // Leading dimensions that are multiples of 8 (the tensor-core kernels' cp.async path), K and
+    // N ending in half a 16-byte chunk.
+    {72, 132, 100, 4, 1.0f, 0.5f},
+};
+// Also for the tensor-core kernels, whose blocks take a faster path when their whole tile lies
+// inside C and the leading dimensions allow 16-byte copies: tiles inside C with K ending
+// mid-tile, and edge tiles with more tiles of K (64 deep) than pipeline stages.
+const Shape kTensorCoreShapes[] = {
+    {256, 256, 200, 0, 1.0f, 0.5f},
+    {72, 132, 292, 4, 1.0f, 0.0f},
 };
 
 uint32_t tunable(const hal_kernel_info& info, const char* name, uint32_t fallback) {
@@ -53,7 +67,11 @@ void block_tile(const hal_kernel_info& info, uint32_t* bm, uint32_t* bn) {
 void run_shapes(const Kernel& k, hal_device device, hal_stream stream, uint32_t bm, uint32_t bn,
                 const std::string& label) {
   const Storage storage = std::string(k.info->dtype) == "f16" ? Storage::kF16 : Storage::kF32;
-  for (const Shape& s : kShapes) {
+  std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
+  if (std::string(k.info->family) == "matmul_mma_f16") {
+    shapes.insert(shapes.end(), std::begin(kTensorCoreShapes), std::end(kTensorCoreShapes));
+  }
+  for (const Shape& s : shapes) {
     const std::string what = label + " M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
                              " K=" + std::to_string(s.k);
     SCOPED_TRACE(what);
@@ -128,9 +146,20 @@ INSTANTIATE_TEST_SUITE_P(KernelsSpirv, Matmul,
                          ::testing::Combine(::testing::Values(HAL_IR_SPIRV),
                                             ::testing::ValuesIn(kKernels)),
                          param_name);
+// The tensor-core kernels exist in PTX only.
+std::vector<std::string> ptx_kernels() {
+  std::vector<std::string> out = kKernels;
+  for (uint32_t i = 0; i < hal_kernels_count(); ++i) {
+    if (std::string(hal_kernels_get(i)->family) == "matmul_mma_f16") {
+      out.push_back(hal_kernels_get(i)->name);
+    }
+  }
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(KernelsPtx, Matmul,
                          ::testing::Combine(::testing::Values(HAL_IR_PTX),
-                                            ::testing::ValuesIn(kKernels)),
+                                            ::testing::ValuesIn(ptx_kernels())),
                          param_name);
 
 // SPIR-V only: tile sizes other than a blob's defaults, set through specialization constants

@@ -453,6 +453,7 @@ TEST_F(TunePlan, ARegisterTileChoiceRunsAsPlannedAndIsCorrect) {
     config.grid[d] = p.grid[d];
     config.block[d] = p.block[d];
   }
+  config.shared_bytes = p.shared_bytes;
   ASSERT_EQ(hal_launch(stream, function, &config, args), HAL_SUCCESS) << hal_last_error();
   std::vector<float> c(size_t{shape.m} * shape.n);
   ASSERT_EQ(hal_memcpy_dtoh(stream, c.data(), dc, c.size() * 4), HAL_SUCCESS);
@@ -526,6 +527,7 @@ TEST_F(TunePlan, AnAttentionChoiceRunsAsPlannedAndIsCorrect) {
       config.grid[i] = p.grid[i];
       config.block[i] = p.block[i];
     }
+    config.shared_bytes = p.shared_bytes;
     ASSERT_EQ(hal_launch(stream, function, &config, args), HAL_SUCCESS) << hal_last_error();
     std::vector<float> out(q_size);
     ASSERT_EQ(hal_memcpy_dtoh(stream, out.data(), dout, q_size * 4), HAL_SUCCESS);

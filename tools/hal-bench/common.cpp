@@ -23,6 +23,8 @@ bool Kernel::supported(const Context& ctx, const std::string& name) {
   const hal_kernel_info* info = hal_kernels_info(name.c_str());
   return info != nullptr &&
          (ctx.info.features & info->required_features) == info->required_features &&
+         (ctx.info.max_shared_memory_per_block == 0 ||
+          info->shared_bytes <= ctx.info.max_shared_memory_per_block) &&
          hal_kernels_find(name.c_str(), ctx.ir) != nullptr;
 }
 
@@ -45,6 +47,7 @@ void Kernel::launch(hal_stream stream, uint32_t gx, uint32_t gy, uint32_t gz,
   config.grid[1] = gy;
   config.grid[2] = gz;
   for (int i = 0; i < 3; ++i) config.block[i] = info->block[i];
+  config.shared_bytes = info->shared_bytes;
   BENCH_CHECK(hal_launch(stream, function, &config, args.data()));
 }
 

@@ -132,6 +132,7 @@ class PlannedKernel {
       config.grid[i] = plan_.grid[i];
       config.block[i] = plan_.block[i];
     }
+    config.shared_bytes = plan_.shared_bytes;
     BENCH_CHECK(hal_launch(stream, function_, &config, args.data()));
   }
 

@@ -174,6 +174,9 @@ void Numerics::matmul(const std::string& name) {
     shapes.push_back({255, 130, 97, 5, 1.0f, 0.0f});
     shapes.push_back({100, 300, 64, 0, -1.5f, 0.5f});
     shapes.push_back({129, 129, 257, 1, 1.0f, 1.0f});
+    // Leading dimensions that are multiples of 8 (the tensor-core kernels copy 16-byte chunks
+    // asynchronously then), K and N ending in half a chunk, more tiles of K than stages.
+    shapes.push_back({72, 132, 100, 4, 1.0f, 0.5f});
   }
   for (const MatmulShape& s : shapes) {
     const std::string what = name + " M=" + std::to_string(s.M) + " N=" + std::to_string(s.N) +
@@ -256,6 +259,22 @@ TEST_P(Numerics, MatmulRegF16_64x64) {
 }
 TEST_P(Numerics, MatmulRegF16_64x256) {
   matmul("matmul_reg_f16_64x256");
+}
+// Tensor cores (PTX only: skipped, with the reason, on a device that takes SPIR-V).
+TEST_P(Numerics, MatmulMmaF16_256x128K64) {
+  matmul("matmul_mma_f16_256x128_k64");
+}
+TEST_P(Numerics, MatmulMmaF16_128x256K64) {
+  matmul("matmul_mma_f16_128x256_k64");
+}
+TEST_P(Numerics, MatmulMmaF16_128x128) {
+  matmul("matmul_mma_f16_128x128");
+}
+TEST_P(Numerics, MatmulMmaF16_128x128W8) {
+  matmul("matmul_mma_f16_128x128_w8");
+}
+TEST_P(Numerics, MatmulMmaF16_64x64) {
+  matmul("matmul_mma_f16_64x64");
 }
 
 // ---- Rows -------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ struct Planned {
       config.grid[d] = plan.grid[d];
       config.block[d] = plan.block[d];
     }
+    config.shared_bytes = plan.shared_bytes;
     return hal_launch(stream, function, &config, args.data());
   }
 };

@@ -3,7 +3,8 @@
  *
  * Every kernel of the pack exists under one name, with one parameter list, in two IRs: SPIR-V
  * (one module per kernel, entry point named after the kernel) and PTX (one module per source
- * file, several kernels each). This static library holds both blobs of every kernel and the
+ * file, several kernels each). The exception is the tensor-core matmul (family
+ * "matmul_mma_f16"), which exists in PTX only: hal_kernels_find(name, HAL_IR_SPIRV) is NULL. This static library holds both blobs of every kernel and the
  * kernel's description from kernels/manifest.json, so a program can load a kernel without
  * touching the file system:
  *
@@ -64,6 +65,11 @@ typedef struct hal_kernel_info {
   const hal_kernel_param* params;
   uint32_t tunable_count;
   const hal_kernel_tunable* tunables; /* NULL when tunable_count is 0 */
+  /* Dynamic shared memory in bytes that every launch must pass in
+   * hal_launch_config.shared_bytes; 0 for kernels whose shared memory is all static (most). The
+   * tensor-core matmul keeps its pipeline stages there; hal opts a kernel in to more than
+   * 48 KiB itself, up to the device's max_shared_memory_per_block. */
+  uint32_t shared_bytes;
 } hal_kernel_info;
 
 /* One kernel in one IR. */
@@ -89,7 +95,8 @@ const hal_kernel_info* hal_kernels_get(uint32_t index);
 /* The kernel named |name|, or NULL. */
 const hal_kernel_info* hal_kernels_info(const char* name);
 
-/* The blob of kernel |name| in |ir| (HAL_IR_SPIRV, HAL_IR_PTX or HAL_IR_BUILTIN), or NULL.
+/* The blob of kernel |name| in |ir| (HAL_IR_SPIRV, HAL_IR_PTX or HAL_IR_BUILTIN), or NULL (also
+ * for a PTX-only kernel in SPIR-V).
  * Several PTX kernels share one blob (data and file are then the same). Every kernel of the pack
  * has a HAL_IR_BUILTIN blob; whether a device runs it is its driver's choice (see above). */
 const hal_kernel_blob* hal_kernels_find(const char* name, hal_ir ir);
