@@ -14,12 +14,15 @@
 #   3. build everything else, then the whole test suite (ctest; JUnit XML as well as the log);
 #   4. a traced matmul sample on cuda:0 and vulkan:0 (HAL_TRACE; the file is checked by
 #      tests/trace/check_trace.py and kept as trace-<device>.json, to open in Perfetto);
-#   5. the tuner (hal-tune) on cuda:0 and vulkan:0: matmul_f32 at 2048^3 and attention_f32 at
+#   5. the tuner (hal-tune) on cuda:0 and vulkan:0: matmul_f32 and matmul_f16 at 4096^3 (on
+#      cuda:0 the tensor-core kernels are matmul_f16 candidates) and attention_f32 at
 #      16x1024x1024x64, HAL_GPU_CHECK_TUNE_BUDGET seconds per family (default 20); the tuning
 #      databases land in RESULTS_DIR/cache (HAL_CACHE_DIR for this and the next step);
 #   6. the conformance suite (hal-cts) and the benchmarks (hal-bench) on cuda:0 and vulkan:0,
 #      when those programs exist in the build; a missing one is reported as MISSING. Their
-#      matmul and attention figures use the tuned choices of step 5 and say so.
+#      matmul and attention figures use the tuned choices of step 5 and say so. Then the matmul
+#      figures at full size on cuda:0 (hal-bench --filter matmul: every pack kernel at 1024^3 to
+#      4096^3 against cuBLAS, sgemm for fp32 and cublasGemmEx for fp16).
 # Everything lands in RESULTS_DIR as it happens (a check killed from outside keeps what it has):
 # one log per step, and summary.txt with one line per step: PASS, FAIL (exit code), TIMEOUT,
 # SKIPPED (the budget or an earlier step), NO DEVICE (exit 77: the device named does not exist)
@@ -40,7 +43,7 @@
 set -uo pipefail
 
 if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-  sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 
@@ -176,8 +179,9 @@ tune_budget=${HAL_GPU_CHECK_TUNE_BUDGET:-20}
 if [ -x "$build/bin/hal-tune" ]; then
   for device in cuda:0 vulkan:0; do
     run_step "hal-tune ($device)" "$run_timeout" "$out/hal-tune-${device/:/}.log" \
-      "$build/bin/hal-tune" --device "$device" --family matmul_f32 --family attention_f32 \
-      --shape 2048x2048x2048 --shape 16x1024x1024x64 --budget "$tune_budget"
+      "$build/bin/hal-tune" --device "$device" --family matmul_f32 --family matmul_f16 \
+      --family attention_f32 --shape 4096x4096x4096 --shape 16x1024x1024x64 \
+      --budget "$tune_budget"
   done
 else
   note "hal-tune" "MISSING (not built in $build)"
@@ -199,6 +203,11 @@ for program in hal-cts hal-bench; do
       "$path" --device "$device" --json "$out/$program-${device/:/}.json" ${extra[@]+"${extra[@]}"}
   done
 done
+
+if [ -x "$build/bin/hal-bench" ]; then
+  run_step "hal-bench matmul (cuda:0)" "$run_timeout" "$out/hal-bench-matmul-cuda0.log" \
+    "$build/bin/hal-bench" --device cuda:0 --filter matmul --json "$out/hal-bench-matmul-cuda0.json"
+fi
 
 note "(check)" "done in ${SECONDS}s of ${budget}s"
 echo "results in $out (summary.txt)"
