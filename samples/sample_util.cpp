@@ -79,7 +79,14 @@ Kernel load_kernel(const Device& device, const std::string& name) {
   Kernel k;
   const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), device.ir);
   if (blob == nullptr) {
-    std::fprintf(stderr, "error: the kernel pack has no kernel '%s'\n", name.c_str());
+    if (hal_kernels_info(name.c_str()) != nullptr) {
+      std::fprintf(stderr,
+                   "error: the kernel pack has '%s' in PTX only (tensor-core instructions); run "
+                   "it on a device that takes PTX (--device cuda:0)\n",
+                   name.c_str());
+    } else {
+      std::fprintf(stderr, "error: the kernel pack has no kernel '%s'\n", name.c_str());
+    }
     std::exit(2);
   }
   k.info = blob->kernel;
