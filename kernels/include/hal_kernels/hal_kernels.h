@@ -4,9 +4,9 @@
  * Every kernel of the pack exists under one name, with one parameter list, in two IRs: SPIR-V
  * (one module per kernel, entry point named after the kernel) and PTX (one module per source
  * file, several kernels each). The exception is the tensor-core matmul (family
- * "matmul_mma_f16"), which exists in PTX only: hal_kernels_find(name, HAL_IR_SPIRV) is NULL. This static library holds both blobs of every kernel and the
- * kernel's description from kernels/manifest.json, so a program can load a kernel without
- * touching the file system:
+ * "matmul_mma_f16"), which exists in PTX only: hal_kernels_find(name, HAL_IR_SPIRV) is NULL. This
+ * static library holds both blobs of every kernel and the kernel's description from
+ * kernels/manifest.json, so a program can load a kernel without touching the file system:
  *
  *   const hal_kernel_blob* b = hal_kernels_find("saxpy", HAL_IR_SPIRV);
  *   hal_module_load(device, b->data, b->size, NULL, &module);
