@@ -24,7 +24,10 @@
 // Block 32 * (BM/WM) * (BN/WN) (1-D); grid (ceil(N/BN), ceil(M/BM), 1).
 #include "common.cuh"
 
-namespace {
+// A named namespace, not an anonymous one: the extern shared array below is named after its
+// namespace in the PTX, and an anonymous namespace's name is a hash that changes with the
+// source's path, which would make the committed PTX differ from every other checkout's build.
+namespace hal_matmul_mma {
 
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
@@ -248,13 +251,14 @@ __device__ __forceinline__ void matmul_mma(const __half* A, const __half* B, __h
       }
 }
 
-}  // namespace
+}  // namespace hal_matmul_mma
 
 #define HAL_MATMUL_MMA(name, BM, BN, BK, WM, WN, STAGES)                                       \
   extern "C" __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN))                       \
       name(const __half* A, const __half* B, __half* C, uint32_t M, uint32_t N, uint32_t K,      \
            uint32_t lda, uint32_t ldb, uint32_t ldc, float alpha, float beta) {                  \
-    matmul_mma<BM, BN, BK, WM, WN, STAGES>(A, B, C, M, N, K, lda, ldb, ldc, alpha, beta);        \
+    hal_matmul_mma::matmul_mma<BM, BN, BK, WM, WN, STAGES>(A, B, C, M, N, K, lda, ldb, ldc,      \
+                                                           alpha, beta);                         \
   }
 // matmul_mma_f16_<BM>x<BN>[_w8][_k64]: the block tile, and where they differ from the family's
 // usual 64x64 warp tile and BK of 32: 8 warps of 64x32, BK 64. All have three stages. The 64x64
