@@ -245,7 +245,6 @@ bool RawCuda::prepare_gemm(uint32_t m, uint32_t n, uint32_t k, bool f16, std::st
         !resolve(s.libcublas, "cublasSetStream_v2", &s.cublasSetStream) ||
         !resolve(s.libcublas, "cublasSgemm_v2", &s.cublasSgemm) ||
         !resolve(s.libcublas, "cublasGemmEx", &s.cublasGemmEx)) {
-      s.cublasCreate = nullptr;
       dlclose(s.libcublas);
       s.libcublas = nullptr;
       *why = "libcublas lacks cublasSgemm_v2, cublasGemmEx or their companions";

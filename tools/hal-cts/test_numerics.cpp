@@ -178,6 +178,11 @@ void Numerics::matmul(const std::string& name) {
     // asynchronously then), K and N ending in half a chunk, more tiles of K than stages.
     shapes.push_back({72, 132, 100, 4, 1.0f, 0.5f});
   }
+  if (family.rfind("matmul_mma", 0) == 0) {
+    // The path GPUs take at real sizes: blocks whose whole tile lies inside C copy unchecked
+    // 16-byte chunks; K ends mid-tile after more tiles than pipeline stages.
+    shapes.push_back({256, 256, 328, 0, 1.0f, 0.5f});
+  }
   for (const MatmulShape& s : shapes) {
     const std::string what = name + " M=" + std::to_string(s.M) + " N=" + std::to_string(s.N) +
                              " K=" + std::to_string(s.K) + " pad=" + std::to_string(s.pad);
