@@ -57,7 +57,7 @@ extern "C" {
  * ===========================================================================================*/
 
 #define HAL_VERSION_MAJOR 0
-#define HAL_VERSION_MINOR 4
+#define HAL_VERSION_MINOR 5
 #define HAL_VERSION_PATCH 0
 /* A packed version: major in bits 16..31, minor in bits 8..15, patch in bits 0..7. */
 #define HAL_MAKE_VERSION(major, minor, patch) \
@@ -189,7 +189,16 @@ typedef enum hal_feature {
   HAL_FEATURE_TIMELINE_SEMAPHORE = 1u << 5,
   HAL_FEATURE_SUBGROUP_SIZE_CONTROL = 1u << 6,
   HAL_FEATURE_COOPERATIVE_MATRIX = 1u << 7,
-  HAL_FEATURE_TIMESTAMPS = 1u << 8 /* events measure device time */
+  HAL_FEATURE_TIMESTAMPS = 1u << 8, /* events measure device time */
+  /* Since 0.5.0: subgroup (warp) operations in kernels, beyond the basic ones every device has.
+   * Vulkan: the operation classes VkPhysicalDeviceSubgroupProperties reports for the compute
+   * stage (a SPIR-V module declaring GroupNonUniformVote, ...Arithmetic, ...Ballot or ...Shuffle
+   * on a device without the class is refused at load); CUDA: every GPU (warp vote, shuffle and
+   * ballot instructions). */
+  HAL_FEATURE_SUBGROUP_VOTE = 1u << 9,        /* all, any, all-equal */
+  HAL_FEATURE_SUBGROUP_ARITHMETIC = 1u << 10, /* reductions and scans (add, min, max, ...) */
+  HAL_FEATURE_SUBGROUP_BALLOT = 1u << 11,     /* ballot, broadcast, broadcast-first */
+  HAL_FEATURE_SUBGROUP_SHUFFLE = 1u << 12     /* shuffle by index and by xor */
 } hal_feature;
 
 typedef struct hal_device_info {

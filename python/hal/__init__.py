@@ -59,6 +59,10 @@ FEATURE_NAMES = {
     1 << 6: "subgroup_size_control",
     1 << 7: "cooperative_matrix",
     1 << 8: "timestamps",
+    1 << 9: "subgroup_vote",
+    1 << 10: "subgroup_arithmetic",
+    1 << 11: "subgroup_ballot",
+    1 << 12: "subgroup_shuffle",
 }
 
 

@@ -166,8 +166,11 @@ hal_status CudaDevice::query() {
   out.unified_memory = at(13) != 0 ? 1 : 0;
 
   const uint32_t cc = out.compute_capability_major * 10 + out.compute_capability_minor;
+  // Every CUDA GPU has warp vote, shuffle and ballot; reductions are shuffle trees.
   uint64_t features = HAL_FEATURE_STORAGE_16BIT | HAL_FEATURE_STORAGE_8BIT |
-                      HAL_FEATURE_BUFFER_DEVICE_ADDRESS | HAL_FEATURE_TIMESTAMPS;
+                      HAL_FEATURE_BUFFER_DEVICE_ADDRESS | HAL_FEATURE_TIMESTAMPS |
+                      HAL_FEATURE_SUBGROUP_VOTE | HAL_FEATURE_SUBGROUP_ARITHMETIC |
+                      HAL_FEATURE_SUBGROUP_BALLOT | HAL_FEATURE_SUBGROUP_SHUFFLE;
   if (cc >= 53) features |= HAL_FEATURE_FLOAT16;
   if (cc >= 61) features |= HAL_FEATURE_INT8;
   if (cc >= 70) features |= HAL_FEATURE_COOPERATIVE_MATRIX;  // tensor cores through mma/wmma

@@ -226,6 +226,18 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   caps_.uniform_and_storage_buffer_16bit = e11.uniformAndStorageBuffer16BitAccess;
   caps_.storage_buffer_8bit = e12.storageBuffer8BitAccess;
   caps_.uniform_and_storage_buffer_8bit = e12.uniformAndStorageBuffer8BitAccess;
+  // Vulkan 1.1 promises the basic class in the compute stage; the others are optional.
+  const VkSubgroupFeatureFlags subgroup_ops =
+      (props11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0
+          ? props11.subgroupSupportedOperations
+          : 0;
+  caps_.subgroup_vote = (subgroup_ops & VK_SUBGROUP_FEATURE_VOTE_BIT) != 0;
+  caps_.subgroup_arithmetic = (subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
+  caps_.subgroup_ballot = (subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) != 0;
+  caps_.subgroup_shuffle = (subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) != 0;
+  caps_.subgroup_shuffle_relative = (subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT) != 0;
+  caps_.subgroup_clustered = (subgroup_ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT) != 0;
+  caps_.subgroup_quad = (subgroup_ops & VK_SUBGROUP_FEATURE_QUAD_BIT) != 0;
   caps_.timestamp_valid_bits = families[family].timestampValidBits;
   caps_.timestamps = caps_.timestamp_valid_bits > 0 && basic.limits.timestampPeriod > 0.0f;
   caps_.timestamp_period = basic.limits.timestampPeriod;
@@ -254,6 +266,10 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   if (e12.bufferDeviceAddress) feature_bits |= HAL_FEATURE_BUFFER_DEVICE_ADDRESS;
   if (subgroup_size_control) feature_bits |= HAL_FEATURE_SUBGROUP_SIZE_CONTROL;
   if (caps_.timestamps) feature_bits |= HAL_FEATURE_TIMESTAMPS;
+  if (caps_.subgroup_vote) feature_bits |= HAL_FEATURE_SUBGROUP_VOTE;
+  if (caps_.subgroup_arithmetic) feature_bits |= HAL_FEATURE_SUBGROUP_ARITHMETIC;
+  if (caps_.subgroup_ballot) feature_bits |= HAL_FEATURE_SUBGROUP_BALLOT;
+  if (caps_.subgroup_shuffle) feature_bits |= HAL_FEATURE_SUBGROUP_SHUFFLE;
   fill_info(props, props11, props12, subgroup_control, feature_bits);
   hal::log()->debug("vulkan: device '{}' ready (API {}.{}, queue family {}, BDA {})", info.name,
                     VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api), family,

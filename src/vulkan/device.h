@@ -49,6 +49,14 @@ struct DeviceCaps {
   bool uniform_and_storage_buffer_16bit = false;
   bool storage_buffer_8bit = false;
   bool uniform_and_storage_buffer_8bit = false;
+  // Subgroup operation classes the compute stage supports (Vulkan 1.1 subgroup properties).
+  bool subgroup_vote = false;
+  bool subgroup_arithmetic = false;
+  bool subgroup_ballot = false;
+  bool subgroup_shuffle = false;
+  bool subgroup_shuffle_relative = false;
+  bool subgroup_clustered = false;
+  bool subgroup_quad = false;
   bool timestamps = false;
   float timestamp_period = 1.0f;  // nanoseconds per tick
   uint32_t timestamp_valid_bits = 0;

@@ -378,6 +378,17 @@ constexpr CapabilityNeed kCapabilityNeeds[] = {
      "uniformAndStorageBuffer8BitAccess"},
     {5347, "PhysicalStorageBufferAddresses", &DeviceCaps::buffer_device_address,
      "bufferDeviceAddress"},
+    {62, "GroupNonUniformVote", &DeviceCaps::subgroup_vote, "subgroup vote (compute stage)"},
+    {63, "GroupNonUniformArithmetic", &DeviceCaps::subgroup_arithmetic,
+     "subgroup arithmetic (compute stage)"},
+    {64, "GroupNonUniformBallot", &DeviceCaps::subgroup_ballot, "subgroup ballot (compute stage)"},
+    {65, "GroupNonUniformShuffle", &DeviceCaps::subgroup_shuffle,
+     "subgroup shuffle (compute stage)"},
+    {66, "GroupNonUniformShuffleRelative", &DeviceCaps::subgroup_shuffle_relative,
+     "subgroup shuffle-relative (compute stage)"},
+    {67, "GroupNonUniformClustered", &DeviceCaps::subgroup_clustered,
+     "subgroup clustered (compute stage)"},
+    {68, "GroupNonUniformQuad", &DeviceCaps::subgroup_quad, "subgroup quad (compute stage)"},
 };
 
 hal_status check_capabilities(const ReflectedModule& module, const DeviceCaps& caps) {

@@ -49,6 +49,13 @@ TEST(Capabilities, EachFeatureIsNamed) {
       {39, &DeviceCaps::shader_int8, "shaderInt8"},
       {4448, &DeviceCaps::storage_buffer_8bit, "storageBuffer8BitAccess"},
       {5347, &DeviceCaps::buffer_device_address, "bufferDeviceAddress"},
+      {62, &DeviceCaps::subgroup_vote, "GroupNonUniformVote"},
+      {63, &DeviceCaps::subgroup_arithmetic, "subgroup arithmetic"},
+      {64, &DeviceCaps::subgroup_ballot, "GroupNonUniformBallot"},
+      {65, &DeviceCaps::subgroup_shuffle, "subgroup shuffle"},
+      {66, &DeviceCaps::subgroup_shuffle_relative, "GroupNonUniformShuffleRelative"},
+      {67, &DeviceCaps::subgroup_clustered, "subgroup clustered"},
+      {68, &DeviceCaps::subgroup_quad, "GroupNonUniformQuad"},
   };
   for (const Case& c : cases) {
     const auto module = reflect_with_capability(c.capability);
@@ -65,6 +72,9 @@ TEST(Capabilities, EachFeatureIsNamed) {
 TEST(Capabilities, CapabilitiesWithoutAFeatureNeedNothing) {
   const auto module = reflect_with_capability(1);  // Shader again
   EXPECT_EQ(hal::vulkan::check_capabilities(module, DeviceCaps{}), HAL_SUCCESS);
+  // GroupNonUniform (basic subgroup operations): every Vulkan 1.1 device has it in compute.
+  EXPECT_EQ(hal::vulkan::check_capabilities(reflect_with_capability(61), DeviceCaps{}),
+            HAL_SUCCESS);
 }
 
 }  // namespace

@@ -29,6 +29,10 @@ constexpr FeatureName kFeatures[] = {
     {HAL_FEATURE_SUBGROUP_SIZE_CONTROL, "subgroup_size_control"},
     {HAL_FEATURE_COOPERATIVE_MATRIX, "cooperative_matrix"},
     {HAL_FEATURE_TIMESTAMPS, "timestamps"},
+    {HAL_FEATURE_SUBGROUP_VOTE, "subgroup_vote"},
+    {HAL_FEATURE_SUBGROUP_ARITHMETIC, "subgroup_arithmetic"},
+    {HAL_FEATURE_SUBGROUP_BALLOT, "subgroup_ballot"},
+    {HAL_FEATURE_SUBGROUP_SHUFFLE, "subgroup_shuffle"},
 };
 
 }  // namespace
