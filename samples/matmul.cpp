@@ -18,16 +18,7 @@
 
 namespace ref = hal_kernels::ref;
 
-namespace {
-
-uint32_t tunable(const hal_kernel_info& info, const char* name, uint32_t fallback) {
-  for (uint32_t i = 0; i < info.tunable_count; ++i) {
-    if (std::string(info.tunables[i].name) == name) return info.tunables[i].value;
-  }
-  return fallback;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int main(int argc, char** argv) {
   const sample::Args args(argc, argv,
@@ -83,17 +74,9 @@ int main(int argc, char** argv) {
   upload(db, b);
   upload(dc, c);
 
-  const bool naive = std::string(kernel.info->family).rfind("matmul_naive", 0) == 0;
-  // The block's tile of C: BM x BN for shared-memory tiles, (threads / TX * TM) x (TX * TN) for
-  // register tiles (matmul_reg_*).
-  const uint32_t tx = tunable(*kernel.info, "TX", 0);
-  const bool reg = tx != 0;
-  const uint32_t bm = naive ? 16
-                      : reg ? kernel.info->block[0] / tx * tunable(*kernel.info, "TM", 1)
-                            : tunable(*kernel.info, "BM", 64);
-  const uint32_t bn = naive ? 16
-                      : reg ? tx * tunable(*kernel.info, "TN", 1)
-                            : tunable(*kernel.info, "BN", 64);
+  // The block's tile of C, for the grid of a kernel asked for by name.
+  uint32_t bm = 16, bn = 16;
+  hal_kernels_matmul_tile(kernel.info, nullptr, &bm, &bn);
   uint32_t m = M, n = N, k = K, lda = K, ldb = N, ldc = N;
   float al = alpha, be = beta;
   const std::vector<void*> params = {&da.ptr, &db.ptr, &dc.ptr, &m,  &n, &k,

@@ -103,3 +103,35 @@ const char* hal_kernels_manifest(size_t* size) {
 }
 
 }  // extern "C"
+
+int hal_kernels_matmul_tile(const hal_kernel_info* kernel, const uint32_t* values, uint32_t* bm,
+                            uint32_t* bn) {
+  if (kernel == nullptr || bm == nullptr || bn == nullptr) return 0;
+  auto get = [&](const char* name) -> uint32_t {
+    for (uint32_t i = 0; i < kernel->tunable_count; ++i) {
+      if (std::strcmp(kernel->tunables[i].name, name) == 0) {
+        return values != nullptr ? values[i] : kernel->tunables[i].value;
+      }
+    }
+    return 0;
+  };
+  const std::string family = kernel->family;
+  auto is = [&](const char* prefix) { return family.rfind(prefix, 0) == 0; };
+  const uint32_t threads = kernel->block[0] * kernel->block[1] * kernel->block[2];
+  uint32_t m = 0, n = 0;
+  if (is("matmul_naive_")) {
+    m = n = 16;
+  } else if (is("matmul_tiled_") || is("matmul_mma_")) {
+    m = get("BM");
+    n = get("BN");
+  } else if (is("matmul_reg_") || is("matmul_sg_")) {
+    const uint32_t across = get(is("matmul_reg_") ? "TX" : "SG");
+    if (across == 0 || threads % across != 0) return 0;
+    m = threads / across * get("TM");
+    n = across * get("TN");
+  }
+  if (m == 0 || n == 0) return 0;
+  *bm = m;
+  *bn = n;
+  return 1;
+}

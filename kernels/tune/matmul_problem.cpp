@@ -16,17 +16,21 @@ constexpr float kCheckAlpha = 1.5f;
 constexpr float kCheckBeta = 0.5f;
 // The tiles the pack has shipped with: the baseline of every result.
 constexpr uint32_t kDefaultBm = 64, kDefaultBn = 64, kDefaultBk = 16;
-// More accumulators per invocation than this spill and compile slowly without running faster.
+// More accumulators per invocation than this spill and compile slowly without running faster
+// (register tiles on lavapipe). The subgroup family loads a quarter as much per multiply-add at
+// 64 x 16 as at 32 x 8 and was measured fastest there (1.6x at 1024^3), so it may go that far.
 constexpr uint32_t kMaxAccumulators = 256;
+constexpr uint32_t kMaxSubgroupAccumulators = 1024;
 
 uint32_t ceil_div(uint32_t a, uint32_t b) {
   return (a + b - 1) / b;
 }
 
-// The pack's families whose kernels are variants of one tuning family: "matmul_tiled_f32" and
-// "matmul_reg_f32" for "matmul_f32"; "matmul_mma_f16" (tensor cores, PTX only) joins
-// "matmul_f16" on devices that run PTX.
-constexpr const char* kPackFamilyKinds[] = {"matmul_tiled_", "matmul_reg_", "matmul_mma_"};
+// The pack's families whose kernels are variants of one tuning family: "matmul_tiled_f32",
+// "matmul_reg_f32" and "matmul_sg_f32" (on devices with subgroup ballot) for "matmul_f32";
+// "matmul_mma_f16" (tensor cores, PTX only) joins "matmul_f16" on devices that run PTX.
+constexpr const char* kPackFamilyKinds[] = {"matmul_tiled_", "matmul_reg_", "matmul_sg_",
+                                            "matmul_mma_"};
 
 // The tuning family of a pack family, or "" when it is not one of the kinds above.
 std::string tuning_family(const std::string& pack_family) {
@@ -48,33 +52,32 @@ struct Variant {
 };
 bool variant_of(const hal_kernel_info& kernel, const TunableValues& v, Variant* out) {
   auto get = [&](const char* name) { return tunable_value(v, name); };
-  const uint32_t threads = kernel.block[0] * kernel.block[1] * kernel.block[2];
-  if (std::string(kernel.family).rfind("matmul_mma_", 0) == 0) {  // tensor cores, fp16 tiles
-    const uint32_t bm = get("BM"), bn = get("BN"), wm = get("WM"), wn = get("WN");
-    if (bm == 0 || bn == 0 || wm == 0 || wn == 0) return false;
-    *out = {bm, bn, kernel.shared_bytes, wm * wn / 32,
-            "mma BM=" + std::to_string(bm) + " BN=" + std::to_string(bn) +
-                " BK=" + std::to_string(get("BK")) + " WM=" + std::to_string(wm) +
-                " WN=" + std::to_string(wn) + " S=" + std::to_string(get("S"))};
-    return true;
+  auto text = [&](const char* name) { return std::string(name) + "=" + std::to_string(get(name)); };
+  std::vector<uint32_t> values;
+  for (uint32_t i = 0; i < kernel.tunable_count; ++i)
+    values.push_back(get(kernel.tunables[i].name));
+  uint32_t bm = 0, bn = 0;
+  if (!hal_kernels_matmul_tile(&kernel, values.data(), &bm, &bn)) return false;
+  const std::string family = kernel.family;
+  if (family.rfind("matmul_mma_", 0) == 0) {  // tensor cores, fp16 tiles
+    *out = {bm, bn, kernel.shared_bytes, get("WM") * get("WN") / 32,
+            "mma " + text("BM") + " " + text("BN") + " " + text("BK") + " " + text("WM") + " " +
+                text("WN") + " " + text("S")};
+  } else if (family.rfind("matmul_tiled_", 0) == 0) {
+    // shared-memory tiles: BM x BN, BK deep, (BM/16) x (BN/16) per thread
+    if (get("BK") == 0) return false;
+    *out = {bm, bn, uint64_t{get("BK")} * (bm + bn) * 4, (bm / 16) * (bn / 16),
+            "tiled " + text("BM") + " " + text("BN") + " " + text("BK")};
+  } else if (family.rfind("matmul_reg_", 0) == 0) {  // TM x TN per thread, TX threads across
+    *out = {bm, bn, 0, get("TM") * get("TN"),
+            "reg " + text("TM") + " " + text("TN") + " " + text("TX")};
+  } else if (family.rfind("matmul_sg_", 0) == 0) {  // as reg, SG lanes across sharing A
+    *out = {bm, bn, 0, get("TM") * get("TN"),
+            "sg " + text("TM") + " " + text("TN") + " " + text("SG")};
+  } else {
+    return false;
   }
-  if (get("BM") != 0) {  // shared-memory tiles: BM x BN, BK deep, (BM/16) x (BN/16) per thread
-    const uint32_t bm = get("BM"), bn = get("BN"), bk = get("BK");
-    if (bn == 0 || bk == 0) return false;
-    *out = {bm, bn, uint64_t{bk} * (bm + bn) * 4, (bm / 16) * (bn / 16),
-            "tiled BM=" + std::to_string(bm) + " BN=" + std::to_string(bn) +
-                " BK=" + std::to_string(bk)};
-    return true;
-  }
-  if (get("TM") != 0) {  // register tiles: TM x TN per thread, TX threads across
-    const uint32_t tm = get("TM"), tn = get("TN"), tx = get("TX");
-    if (tn == 0 || tx == 0 || threads % tx != 0) return false;
-    *out = {
-        threads / tx * tm, tx * tn, 0, tm * tn,
-        "reg TM=" + std::to_string(tm) + " TN=" + std::to_string(tn) + " TX=" + std::to_string(tx)};
-    return true;
-  }
-  return false;
+  return true;
 }
 
 }  // namespace
@@ -115,7 +118,11 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
     if (shared_limit != 0 && v.shared_bytes > shared_limit) return;
     if (threads_limit != 0 && kernel.block[0] * kernel.block[1] * kernel.block[2] > threads_limit)
       return;
-    if (v.registers > kMaxAccumulators) return;
+    const bool subgroup = std::string(kernel.family).rfind("matmul_sg_", 0) == 0;
+    if (v.registers > (subgroup ? kMaxSubgroupAccumulators : kMaxAccumulators)) return;
+    // A SPIR-V subgroup variant laid out for another subgroup size than the device's runs, but
+    // loads everything itself: never faster than the device's own size, so not worth timing.
+    if (subgroup && specialise && tunable_value(values, "SG") != info.subgroup_size) return;
     Candidate c = candidate_for(kernel, blob, values, specialise);
     c.tile[0] = v.tile_m;
     c.tile[1] = v.tile_n;

@@ -5,9 +5,12 @@
 // of the pack's families of that type that compute the product the same way from the same
 // parameters: matmul_tiled_<type> (shared-memory tiles: BM x BN of C per block, BK deep) and
 // matmul_reg_<type> (no shared memory: each of the 64 threads keeps a TM x TN tile in registers,
-// TX threads across). On a device whose IR is SPIR-V each pack family contributes every allowed
-// combination of its tunables (they are specialization constants) that fits the device: shared
-// memory within max_shared_memory_per_block, at most 256 accumulators per thread. On a PTX device
+// TX threads across), matmul_sg_<type> (as matmul_reg with SG lanes of a subgroup across, sharing
+// their loads of A; devices with HAL_FEATURE_SUBGROUP_BALLOT) and, for fp16 on PTX devices,
+// matmul_mma_f16 (tensor cores). On a device whose IR is SPIR-V each pack family contributes every
+// allowed combination of its tunables (they are specialization constants) that fits the device:
+// shared memory within max_shared_memory_per_block, at most 256 accumulators per thread (1024 for
+// matmul_sg), and for matmul_sg SG equal to the device's subgroup size. On a PTX device
 // the tunables are fixed per kernel, so the candidates are the kernels. The default, the
 // baseline of every result, is tiled BM = BN = 64, BK = 16: the kernel the pack has shipped as
 // its matmul.

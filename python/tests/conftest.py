@@ -59,6 +59,9 @@ class Pack:
         ir = "spirv" if "spirv" in self.dev.info.irs else "ptx"
         if entry[ir] is None:  # the tensor-core matmul exists in PTX only
             pytest.skip(f"{name} is not in the pack's {ir} (PTX only)")
+        missing = [r for r in entry["requires"] if r not in self.dev.info.feature_names]
+        if missing:
+            pytest.skip(f"{name} needs {', '.join(missing)}, which the device lacks")
         file = entry[ir]["file"]
         if file not in self.modules:
             self.modules[file] = self.dev.load(os.path.join(self.path, file))

@@ -33,6 +33,7 @@ def test_fill_copy_add_saxpy(dev, pack):
 MATMULS = [f"matmul_naive_{t}" for t in ("f32", "f16")] + [
     f"matmul_tiled_{t}_{n}x{n}" for t in ("f32", "f16") for n in (32, 64, 128)] + [
     f"matmul_reg_{t}_64x{n}" for t in ("f32", "f16") for n in (64, 256)] + [
+    f"matmul_sg_{t}_{m}x64" for t in ("f32", "f16") for m in (128, 256)] + [
     f"matmul_mma_f16_{v}" for v in ("256x128_k64", "128x256_k64", "128x128", "128x128_w8",
                                     "64x64")]  # PTX only: skipped on SPIR-V devices
 
@@ -62,7 +63,7 @@ def test_matmul(dev, pack, name):
     da, db, dc = dev.asarray(a), dev.asarray(b), dev.asarray(c)
     kernel = pack.kernel(name)
     entry = pack.manifest[name]
-    if "tiled" in name or "reg" in name or "mma" in name:
+    if "tiled" in name or "reg" in name or "sg" in name or "mma" in name:
         # The block's tile of C is in the name: <rows>x<cols>, maybe followed by _w8 or _k64.
         tile = next(p for p in name.split("_") if "x" in p)
         rows, cols = (int(v) for v in tile.split("x"))

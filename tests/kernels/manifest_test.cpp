@@ -154,13 +154,64 @@ TEST(KernelsManifest, ParametersMatchThePtxText) {
   }
 }
 
+// The block tile of every matmul kernel whose name gives it (..._<BM>x<BN>[_...]) is what
+// hal_kernels_matmul_tile computes from its tunables, the grid every launcher uses.
+TEST(KernelsManifest, MatmulTilesMatchTheNames) {
+  size_t named = 0;
+  for (const hal_kernel_info* k : all_kernels()) {
+    SCOPED_TRACE(k->name);
+    const std::string name = k->name;
+    if (name.rfind("matmul_", 0) != 0) {
+      uint32_t bm = 0, bn = 0;
+      EXPECT_EQ(hal_kernels_matmul_tile(k, nullptr, &bm, &bn), 0);
+      continue;
+    }
+    uint32_t bm = 0, bn = 0;
+    ASSERT_EQ(hal_kernels_matmul_tile(k, nullptr, &bm, &bn), 1);
+    if (name.rfind("matmul_naive_", 0) == 0) {
+      EXPECT_EQ(bm, 16u);
+      EXPECT_EQ(bn, 16u);
+      continue;
+    }
+    // The first "_<digits>x<digits>" part of the name.
+    std::string tile;
+    std::istringstream parts(name);
+    for (std::string part; std::getline(parts, part, '_');) {
+      const size_t x = part.find('x');
+      if (x != std::string::npos && x > 0 && x + 1 < part.size() &&
+          part.find_first_not_of("0123456789x") == std::string::npos) {
+        tile = part;
+        break;
+      }
+    }
+    ASSERT_FALSE(tile.empty()) << "no <BM>x<BN> in the name";
+    EXPECT_EQ(std::to_string(bm) + "x" + std::to_string(bn), tile);
+    ++named;
+  }
+  EXPECT_GE(named, 10u);
+  // Explicit values, in the kernel's tunable order (TM, TN, SG): 64 / 8 * 64 x 8 * 16.
+  const hal_kernel_info* sg = hal_kernels_info("matmul_sg_f32_128x64");
+  ASSERT_NE(sg, nullptr);
+  uint32_t bm = 0, bn = 0;
+  const uint32_t big[] = {64, 16, 8};
+  ASSERT_EQ(hal_kernels_matmul_tile(sg, big, &bm, &bn), 1);
+  EXPECT_EQ(bm, 512u);
+  EXPECT_EQ(bn, 128u);
+  const uint32_t no_tile[] = {64, 16, 3};  // SG 3 does not divide the 64 threads
+  EXPECT_EQ(hal_kernels_matmul_tile(sg, no_tile, &bm, &bn), 0);
+  EXPECT_EQ(hal_kernels_matmul_tile(nullptr, nullptr, &bm, &bn), 0);
+  EXPECT_EQ(hal_kernels_matmul_tile(sg, nullptr, nullptr, &bn), 0);
+}
+
 // The SPIR-V declares only the capabilities its manifest entry accounts for: Shader, plus
 // StorageBuffer16BitAccess for fp16 storage (no fp16 arithmetic, so HAL_FEATURE_FLOAT16 is not
-// needed).
+// needed), GroupNonUniform and GroupNonUniformBallot for subgroup ballot.
 TEST(KernelsManifest, SpirvCapabilitiesMatchTheRequirements) {
   constexpr uint32_t kOpCapability = 17;
   constexpr uint32_t kShader = 1;
   constexpr uint32_t kStorageBuffer16BitAccess = 4433;
+  constexpr uint32_t kGroupNonUniform = 61;
+  constexpr uint32_t kGroupNonUniformBallot = 64;
   for (const hal_kernel_info* k : all_kernels()) {
     SCOPED_TRACE(k->name);
     if (ptx_only(k)) continue;
@@ -179,6 +230,11 @@ TEST(KernelsManifest, SpirvCapabilitiesMatchTheRequirements) {
       i += count;
     }
     std::vector<uint32_t> want = {kShader};
+    // Subgroup ballot: GroupNonUniform (basic) and GroupNonUniformBallot.
+    if (k->required_features & HAL_FEATURE_SUBGROUP_BALLOT) {
+      want.push_back(kGroupNonUniform);
+      want.push_back(kGroupNonUniformBallot);
+    }
     if (k->required_features & HAL_FEATURE_STORAGE_16BIT) want.push_back(kStorageBuffer16BitAccess);
     EXPECT_EQ(capabilities, want);
   }

@@ -1,7 +1,8 @@
 // Every matmul kernel of the pack, fp32 and fp16 storage, against the double-precision CPU
 // reference: sizes 1, 17, 64 and 255 (square), a non-square case with padded leading dimensions
 // and alpha/beta, and thin shapes; plus SPIR-V tile sizes chosen through specialization constants
-// (the tiled family's BM/BN/BK, the register-tiled family's TM/TN/TX).
+// (the tiled family's BM/BN/BK, the register-tiled family's TM/TN/TX, the subgroup family's
+// TM/TN/SG).
 #include <string>
 #include <tuple>
 #include <vector>
@@ -37,31 +38,6 @@ const Shape kTensorCoreShapes[] = {
     {256, 256, 200, 0, 1.0f, 0.5f},
     {72, 132, 292, 4, 1.0f, 0.0f},
 };
-
-uint32_t tunable(const hal_kernel_info& info, const char* name, uint32_t fallback) {
-  for (uint32_t i = 0; i < info.tunable_count; ++i) {
-    if (std::string(info.tunables[i].name) == name) return info.tunables[i].value;
-  }
-  return fallback;
-}
-
-// The BM x BN tile of C one workgroup computes: 16 x 16 (naive), the BM and BN tunables (tiled),
-// or (threads / TX) * TM x TX * TN (register-tiled: the block's threads arranged TX x threads/TX,
-// each with a TM x TN tile). 0 when the kernel's tunables do not say.
-void block_tile(const hal_kernel_info& info, uint32_t* bm, uint32_t* bn) {
-  const std::string family = info.family;
-  if (family.rfind("matmul_naive", 0) == 0) {
-    *bm = *bn = 16;
-  } else if (family.rfind("matmul_reg", 0) == 0) {
-    const uint32_t threads = info.block[0] * info.block[1] * info.block[2];
-    const uint32_t tx = tunable(info, "TX", 0);
-    *bm = tx == 0 ? 0 : threads / tx * tunable(info, "TM", 0);
-    *bn = tx * tunable(info, "TN", 0);
-  } else {
-    *bm = tunable(info, "BM", 0);
-    *bn = tunable(info, "BN", 0);
-  }
-}
 
 // Runs |k| (already loaded) on every shape; |bm| x |bn| is the tile one workgroup computes.
 void run_shapes(const Kernel& k, hal_device device, hal_stream stream, uint32_t bm, uint32_t bn,
@@ -126,9 +102,7 @@ TEST_P(Matmul, Shapes) {
   Kernel k;
   ASSERT_NO_FATAL_FAILURE(k.load(device_, kernel(), ir()));
   uint32_t bm = 0, bn = 0;
-  block_tile(*k.info, &bm, &bn);
-  ASSERT_GT(bm, 0u);
-  ASSERT_GT(bn, 0u);
+  ASSERT_TRUE(hal_kernels_matmul_tile(k.info, nullptr, &bm, &bn)) << kernel();
   run_shapes(k, device_, stream_, bm, bn, kernel());
 }
 
@@ -140,7 +114,9 @@ const std::vector<std::string> kKernels = {
     "matmul_naive_f32",         "matmul_tiled_f32_32x32", "matmul_tiled_f32_64x64",
     "matmul_tiled_f32_128x128", "matmul_reg_f32_64x64",   "matmul_reg_f32_64x256",
     "matmul_naive_f16",         "matmul_tiled_f16_32x32", "matmul_tiled_f16_64x64",
-    "matmul_tiled_f16_128x128", "matmul_reg_f16_64x64",   "matmul_reg_f16_64x256"};
+    "matmul_tiled_f16_128x128", "matmul_reg_f16_64x64",   "matmul_reg_f16_64x256",
+    "matmul_sg_f32_128x64",     "matmul_sg_f32_256x64",   "matmul_sg_f16_128x64",
+    "matmul_sg_f16_256x64"};
 
 INSTANTIATE_TEST_SUITE_P(KernelsSpirv, Matmul,
                          ::testing::Combine(::testing::Values(HAL_IR_SPIRV),
@@ -201,6 +177,38 @@ TEST_P(MatmulSpecialized, TileSizes) {
     const hal_specialization specs[] = {{0, 4, &t.tm}, {1, 4, &t.tn}, {2, 4, &t.tx}};
     Kernel k;
     ASSERT_NO_FATAL_FAILURE(k.load(device_, t.kernel, ir(), {specs[0], specs[1], specs[2]}));
+    run_shapes(k, device_, stream_, bm, bn, label);
+  }
+}
+
+// The subgroup family: spec ids 0: TM, 1: TN, 2: SG. With SG the device's subgroup size the
+// invocations share their loads of A; with any other SG (or a subgroup laid out otherwise) each
+// loads its own. Both paths must give the reference's result.
+TEST_P(MatmulSpecialized, SubgroupTiles) {
+  const char* kernel = "matmul_sg_f32_128x64";
+  if (const std::string why = missing(kernel); !why.empty()) GTEST_SKIP() << why;
+  hal_device_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(hal_device_get_info(device_, &info), HAL_SUCCESS) << hal_last_error();
+  struct SgTiles {
+    uint32_t tm, tn, sg;
+  };
+  std::vector<SgTiles> tiles = {{64, 16, 8}, {8, 4, 8}, {16, 8, 16}, {32, 4, 32}, {8, 16, 64}};
+  // The device's own subgroup size, so that the shared path runs where it exists.
+  if (info.subgroup_size >= 1 && info.subgroup_size <= 64 && 64 % info.subgroup_size == 0) {
+    tiles.push_back({32, 8, info.subgroup_size});
+  }
+  for (const SgTiles& t : tiles) {
+    uint32_t values[] = {t.tm, t.tn, t.sg};
+    uint32_t bm = 0, bn = 0;
+    ASSERT_TRUE(hal_kernels_matmul_tile(hal_kernels_info(kernel), values, &bm, &bn));
+    const std::string label = std::string(kernel) + " specialized to TM=" + std::to_string(t.tm) +
+                              " TN=" + std::to_string(t.tn) + " SG=" + std::to_string(t.sg) +
+                              " (device subgroup " + std::to_string(info.subgroup_size) + ")";
+    SCOPED_TRACE(label);
+    const hal_specialization specs[] = {{0, 4, &t.tm}, {1, 4, &t.tn}, {2, 4, &t.sg}};
+    Kernel k;
+    ASSERT_NO_FATAL_FAILURE(k.load(device_, kernel, ir(), {specs[0], specs[1], specs[2]}));
     run_shapes(k, device_, stream_, bm, bn, label);
   }
 }

@@ -211,20 +211,60 @@ TEST(TuneMatmul, EveryCandidateOfTheFamilyIsCorrectOnTheDevice) {
   std::string why;
   auto problem = tune::MatmulProblem::create(device, "matmul_f32", {96, 80, 48}, &why);
   ASSERT_NE(problem, nullptr) << why;
-  // Both pack families contribute, each with several variants.
-  size_t tiled = 0, reg = 0;
+  // Every pack family contributes, each with several variants (the subgroup one where the
+  // device has subgroup ballot).
+  size_t tiled = 0, reg = 0, sg = 0;
   for (const tune::Candidate& c : problem->candidates()) {
     tiled += c.label.rfind("tiled ", 0) == 0 ? 1 : 0;
     reg += c.label.rfind("reg ", 0) == 0 ? 1 : 0;
+    sg += c.label.rfind("sg ", 0) == 0 ? 1 : 0;
   }
   EXPECT_GT(tiled, 8u);
   EXPECT_GT(reg, 8u);
+  hal_device_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(hal_device_get_info(device, &info), HAL_SUCCESS);
+  if ((info.features & HAL_FEATURE_SUBGROUP_BALLOT) != 0 && info.subgroup_size >= 8 &&
+      info.subgroup_size <= 64) {
+    EXPECT_GT(sg, 4u);
+  }
   // Every seventh candidate (the search checks each one before timing it; lavapipe compiles
   // the large unrolled tiles slowly).
   const std::vector<tune::Candidate>& all = problem->candidates();
   for (size_t i = 0; i < all.size(); i += 7) {
     EXPECT_TRUE(problem->check(all[i], &why)) << all[i].label << ": " << why;
   }
+}
+
+// The subgroup family joins where the device has subgroup ballot, laid out for the device's own
+// subgroup size only (another size would run its slower path that loads everything itself).
+TEST(TuneMatmul, SubgroupCandidatesFollowTheDevice) {
+  auto sg_sizes = [](uint64_t features, uint32_t subgroup_size, hal_ir ir) {
+    hal_device_info info{};
+    info.struct_size = sizeof info;
+    info.ir_mask = ir;
+    info.max_threads_per_block = 1024;
+    info.max_shared_memory_per_block = 48 * 1024;
+    info.subgroup_size = subgroup_size;
+    info.features = features;
+    std::string why;
+    std::vector<uint32_t> sizes;
+    for (const tune::Candidate& c : tune::matmul_candidates(info, "matmul_f32", &why)) {
+      if (c.label.rfind("sg ", 0) != 0) continue;
+      sizes.push_back(static_cast<uint32_t>(std::stoul(c.label.substr(c.label.find("SG=") + 3))));
+    }
+    return sizes;
+  };
+  EXPECT_TRUE(sg_sizes(0, 8, HAL_IR_SPIRV).empty());
+  for (uint32_t size : {8u, 32u, 64u}) {
+    const std::vector<uint32_t> sizes = sg_sizes(HAL_FEATURE_SUBGROUP_BALLOT, size, HAL_IR_SPIRV);
+    EXPECT_GE(sizes.size(), 4u) << "subgroup size " << size;
+    for (uint32_t s : sizes) EXPECT_EQ(s, size);
+  }
+  // A subgroup size the family has no layout for: no subgroup candidates, the others remain.
+  EXPECT_TRUE(sg_sizes(HAL_FEATURE_SUBGROUP_BALLOT, 4, HAL_IR_SPIRV).empty());
+  // PTX: the kernels themselves (SG 8, a segment of a warp), whatever the warp size.
+  EXPECT_EQ(sg_sizes(HAL_FEATURE_SUBGROUP_BALLOT, 32, HAL_IR_PTX), (std::vector<uint32_t>{8, 8}));
 }
 
 TEST(TuneMatmul, BadFamiliesAndShapesAreRefusedWithTheReason) {

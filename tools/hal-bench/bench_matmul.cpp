@@ -219,18 +219,9 @@ void bench_matmul(Context& ctx) {
     }
     Kernel kernel(ctx, kernel_name);
     const bool f16 = std::string(info->dtype) == "f16";
-    const bool naive = family.rfind("matmul_naive", 0) == 0;
-    // The tile of C one workgroup computes; register-tiled: the block's threads as
-    // TX x threads/TX, each with TM x TN outputs.
-    const bool reg = family.rfind("matmul_reg", 0) == 0;
-    const uint32_t threads = info->block[0] * info->block[1] * info->block[2];
-    const uint32_t tx = kernel_tunable(*info, "TX", 16);
-    const uint32_t bm = naive ? 16
-                        : reg ? threads / tx * kernel_tunable(*info, "TM", 16)
-                              : kernel_tunable(*info, "BM", 64);
-    const uint32_t bn = naive ? 16
-                        : reg ? tx * kernel_tunable(*info, "TN", 4)
-                              : kernel_tunable(*info, "BN", 64);
+    // The tile of C one workgroup computes.
+    uint32_t bm = 16, bn = 16;
+    hal_kernels_matmul_tile(info, nullptr, &bm, &bn);
     for (uint32_t size : sizes) {
       const std::string name = kernel_name + "_" + std::to_string(size);
       if (!ctx.wants(name)) continue;

@@ -156,18 +156,9 @@ void Numerics::matmul(const std::string& name) {
   }
   const Storage storage = storage_of(k.info->dtype);
   const std::string family = k.info->family;
-  const bool naive = family.rfind("matmul_naive", 0) == 0;
-  // The tile of C one workgroup computes; register-tiled: the block's threads as TX x threads/TX,
-  // each with TM x TN outputs.
-  const uint32_t threads = k.info->block[0] * k.info->block[1] * k.info->block[2];
-  const uint32_t tx = tunable(*k.info, "TX", 16);
-  const bool reg = family.rfind("matmul_reg", 0) == 0;
-  const uint32_t bm = naive ? 16
-                      : reg ? threads / tx * tunable(*k.info, "TM", 16)
-                            : tunable(*k.info, "BM", 64);
-  const uint32_t bn = naive ? 16
-                      : reg ? tx * tunable(*k.info, "TN", 4)
-                            : tunable(*k.info, "BN", 64);
+  // The tile of C one workgroup computes.
+  uint32_t bm = 0, bn = 0;
+  ASSERT_TRUE(hal_kernels_matmul_tile(k.info, nullptr, &bm, &bn)) << name << " has no block tile";
   std::vector<MatmulShape> shapes = {
       {1, 1, 1, 0, 1.0f, 0.0f}, {17, 33, 9, 3, 1.0f, 0.0f}, {64, 64, 64, 0, 0.5f, 0.25f}};
   if (!options().quick) {
@@ -264,6 +255,19 @@ TEST_P(Numerics, MatmulRegF16_64x64) {
 }
 TEST_P(Numerics, MatmulRegF16_64x256) {
   matmul("matmul_reg_f16_64x256");
+}
+// Subgroup-shared loads (skipped, with the reason, on a device without subgroup ballot).
+TEST_P(Numerics, MatmulSgF32_128x64) {
+  matmul("matmul_sg_f32_128x64");
+}
+TEST_P(Numerics, MatmulSgF32_256x64) {
+  matmul("matmul_sg_f32_256x64");
+}
+TEST_P(Numerics, MatmulSgF16_128x64) {
+  matmul("matmul_sg_f16_128x64");
+}
+TEST_P(Numerics, MatmulSgF16_256x64) {
+  matmul("matmul_sg_f16_256x64");
 }
 // Tensor cores (PTX only: skipped, with the reason, on a device that takes SPIR-V).
 TEST_P(Numerics, MatmulMmaF16_256x128K64) {

@@ -101,6 +101,17 @@ const hal_kernel_info* hal_kernels_info(const char* name);
  * has a HAL_IR_BUILTIN blob; whether a device runs it is its driver's choice (see above). */
 const hal_kernel_blob* hal_kernels_find(const char* name, hal_ir ir);
 
+/* The tile of C one block of matmul kernel |kernel| computes, BM rows by BN columns, so that its
+ * grid is ceil(N/BN) x ceil(M/BM). |values| holds one value per kernel->tunables[i], in that
+ * order (the specialization a SPIR-V module was loaded with), or is NULL for the kernel's own
+ * values. Per family: 16 x 16 (matmul_naive); the BM and BN tunables (matmul_tiled, matmul_mma);
+ * (threads/TX*TM) x (TX*TN) (matmul_reg) and (threads/SG*TM) x (SG*TN) (matmul_sg), the block's
+ * threads arranged TX or SG across. Returns 1 and sets *bm and *bn; 0 (nothing set) for a kernel
+ * that is not a matmul, NULL arguments, or values that make no tile (a TX or SG of 0 or one that
+ * does not divide the block). */
+int hal_kernels_matmul_tile(const hal_kernel_info* kernel, const uint32_t* values, uint32_t* bm,
+                            uint32_t* bn);
+
 /* The pack's manifest (JSON text, NUL-terminated); |size| (may be NULL) receives its length. */
 const char* hal_kernels_manifest(size_t* size);
 
