@@ -4,6 +4,7 @@
 #include <hal_kernels/reference.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace hal_kernels::tune {
 namespace {
@@ -49,6 +50,7 @@ struct Variant {
   uint64_t shared_bytes = 0;
   uint32_t registers = 0;  // accumulators per invocation
   std::string label;
+  double loads_per_fma = 0;  // the cost model: loads an invocation issues per multiply-add
 };
 bool variant_of(const hal_kernel_info& kernel, const TunableValues& v, Variant* out) {
   auto get = [&](const char* name) { return tunable_value(v, name); };
@@ -59,21 +61,48 @@ bool variant_of(const hal_kernel_info& kernel, const TunableValues& v, Variant* 
   uint32_t bm = 0, bn = 0;
   if (!hal_kernels_matmul_tile(&kernel, values.data(), &bm, &bn)) return false;
   const std::string family = kernel.family;
+  // The cost model: per multiply-add, the loads one invocation issues (from shared memory or
+  // from buffers alike: a CPU implementation pays for both, a GPU at least for issuing them).
+  // Only the order in which the search tries candidates depends on it.
+  const double threads = kernel.block[0] * kernel.block[1] * kernel.block[2];
   if (family.rfind("matmul_mma_", 0) == 0) {  // tensor cores, fp16 tiles
-    *out = {bm, bn, kernel.shared_bytes, get("WM") * get("WN") / 32,
+    const double wm = get("WM"), wn = get("WN");
+    if (wm == 0 || wn == 0) return false;
+    // One mma.sync is 16 x 8 x 16 multiply-adds per warp: 64 per lane per instruction.
+    *out = {bm,
+            bn,
+            kernel.shared_bytes,
+            get("WM") * get("WN") / 32,
             "mma " + text("BM") + " " + text("BN") + " " + text("BK") + " " + text("WM") + " " +
-                text("WN") + " " + text("S")};
+                text("WN") + " " + text("S"),
+            (1 / wm + 1 / wn) / 64};
   } else if (family.rfind("matmul_tiled_", 0) == 0) {
-    // shared-memory tiles: BM x BN, BK deep, (BM/16) x (BN/16) per thread
+    // shared-memory tiles: BM x BN, BK deep, (BM/16) x (BN/16) per thread; each thread stages
+    // (BM + BN) * BK / threads elements and reads TM + TN per step of K
     if (get("BK") == 0) return false;
-    *out = {bm, bn, uint64_t{get("BK")} * (bm + bn) * 4, (bm / 16) * (bn / 16),
-            "tiled " + text("BM") + " " + text("BN") + " " + text("BK")};
+    const double tm = bm / 16.0, tn = bn / 16.0;
+    *out = {bm,
+            bn,
+            uint64_t{get("BK")} * (bm + bn) * 4,
+            (bm / 16) * (bn / 16),
+            "tiled " + text("BM") + " " + text("BN") + " " + text("BK"),
+            (tm + tn + (bm + bn) / threads) / (tm * tn)};
   } else if (family.rfind("matmul_reg_", 0) == 0) {  // TM x TN per thread, TX threads across
-    *out = {bm, bn, 0, get("TM") * get("TN"),
-            "reg " + text("TM") + " " + text("TN") + " " + text("TX")};
+    const double tm = get("TM"), tn = get("TN");
+    *out = {bm,
+            bn,
+            0,
+            get("TM") * get("TN"),
+            "reg " + text("TM") + " " + text("TN") + " " + text("TX"),
+            (tm + tn) / (tm * tn)};
   } else if (family.rfind("matmul_sg_", 0) == 0) {  // as reg, SG lanes across sharing A
-    *out = {bm, bn, 0, get("TM") * get("TN"),
-            "sg " + text("TM") + " " + text("TN") + " " + text("SG")};
+    const double tm = get("TM"), tn = get("TN"), sg = get("SG");
+    *out = {bm,
+            bn,
+            0,
+            get("TM") * get("TN"),
+            "sg " + text("TM") + " " + text("TN") + " " + text("SG"),
+            (std::ceil(tm / sg) + tn) / (tm * tn)};
   } else {
     return false;
   }
@@ -127,6 +156,7 @@ std::vector<Candidate> matmul_candidates(const hal_device_info& info, const std:
     c.tile[0] = v.tile_m;
     c.tile[1] = v.tile_n;
     c.label = v.label;
+    c.estimate = v.loads_per_fma;
     c.is_default = std::string(kernel.family).rfind("matmul_tiled_", 0) == 0 &&
                    v.tile_m == kDefaultBm && v.tile_n == kDefaultBn &&
                    v.shared_bytes == uint64_t{kDefaultBk} * (kDefaultBm + kDefaultBn) * 4;

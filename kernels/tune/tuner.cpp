@@ -127,11 +127,15 @@ SearchResult search(Problem& problem, const SearchOptions& options) {
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (i != default_index) others.push_back(i);
   }
-  // Both strategies take the candidates in a seeded random order: if the budget runs out (the
-  // estimate below cannot see that some variants compile far slower than the default), what is
-  // left untried is a random sample, not the end of the family's list.
+  // Both strategies take the candidates in order of the cost model's estimate, equal estimates
+  // in a seeded random order: if the budget runs out (on a slow or busy machine, or when variants
+  // compile far slower than the default), what was tried is the likeliest part of the space,
+  // and within one estimate a random sample rather than the end of the family's list.
   std::mt19937 rng(options.seed);
   std::shuffle(others.begin(), others.end(), rng);
+  std::stable_sort(others.begin(), others.end(), [&](size_t a, size_t b) {
+    return candidates[a].estimate < candidates[b].estimate;
+  });
   // 2. Exhaustive when every other candidate, measured as the baseline was, fits in the rest.
   const double remaining = deadline - now_seconds();
   if (static_cast<double>(others.size()) * baseline_seconds <= remaining) {

@@ -48,6 +48,10 @@ struct Candidate {
   uint32_t tile[2] = {0, 0};
   std::string label;  // the parameters, e.g. "BM=64 BN=128 BK=16"
   bool is_default = false;
+  // A cost model's guess, lower for candidates expected to be faster (for matmul: loads per
+  // multiply-add); search() tries candidates in this order, equal guesses in random order, so
+  // that a budget too short for the whole space is spent on the likeliest first. 0: no guess.
+  double estimate = 0;
 };
 
 // A family at one problem shape on one device: what search() tunes.

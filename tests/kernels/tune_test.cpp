@@ -76,6 +76,9 @@ class ProblemDouble : public tune::Problem {
   double sleep_fraction_;
   std::vector<tune::Candidate> candidates_;
   std::vector<const tune::Candidate*> wrong_;
+
+ public:
+  std::vector<tune::Candidate>& mutable_candidates() { return candidates_; }
 };
 
 tune::SearchOptions quiet(double budget, uint32_t reps = 3) {
@@ -131,6 +134,36 @@ TEST(TuneSearch, LargeSpacesAreHalvedWithinTheBudget) {
   for (const tune::Outcome& o : r.outcomes) {
     if (o.verdict == tune::Verdict::kTimed && o.ms.size() == r.best->ms.size()) {
       EXPECT_LE(r.best->median_ms, o.median_ms);
+    }
+  }
+}
+
+// When the budget covers a few candidates only, the cost model's likeliest are the ones tried:
+// here the fastest (candidate 150) has the lowest estimate and is found whatever the seed, where
+// a random order would reach it in a fraction of the runs.
+TEST(TuneSearch, ABudgetTooShortIsSpentOnTheLowestEstimatesFirst) {
+  std::vector<double> times(200, 20.0);
+  times[0] = 30;
+  times[150] = 5;
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    ProblemDouble problem(times, {}, 1.0);
+    for (size_t i = 0; i < problem.mutable_candidates().size(); ++i) {
+      problem.mutable_candidates()[i].estimate = 1.0 + static_cast<double>(i % 7);
+    }
+    problem.mutable_candidates()[150].estimate = 0.5;
+    tune::SearchOptions options = quiet(0.6, 2);
+    options.seed = seed;
+    const tune::SearchResult r = tune::search(problem, options);
+    size_t untried = 0;
+    for (const tune::Outcome& o : r.outcomes) untried += o.verdict == tune::Verdict::kUntried;
+    EXPECT_GT(untried, 150u) << "the budget should allow only a few candidates";
+    ASSERT_NE(r.best, nullptr);
+    EXPECT_EQ(r.best->candidate->label, "c150") << "seed " << seed;
+    // Every candidate tried besides the default has the lowest estimates there are.
+    for (size_t i = 1; i < r.outcomes.size(); ++i) {
+      if (r.outcomes[i].verdict != tune::Verdict::kUntried && i != 150) {
+        EXPECT_EQ(problem.candidates()[i].estimate, 1.0) << "c" << i << " seed " << seed;
+      }
     }
   }
 }

@@ -55,7 +55,7 @@ void usage(std::FILE* out) {
       "  --causal   tune attention with the causal mask (stored under the same bucket)\n"
       "  --budget   seconds per family (default 100); the search stops trying candidates then\n"
       "  --reps     timed runs of a fully measured candidate (default 5); medians are compared\n"
-      "  --seed     the order candidates are sampled in when the space is larger than the budget\n"
+      "  --seed     the order of candidates the cost model cannot tell apart\n"
       "  --top      rows of the result table (default 8)\n"
       "  --no-save  tune and print, but leave the database alone\n"
       "  --show     print the device's tuning database and exit\n");
