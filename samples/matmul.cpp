@@ -18,8 +18,6 @@
 
 namespace ref = hal_kernels::ref;
 
-namespace {}  // namespace
-
 int main(int argc, char** argv) {
   const sample::Args args(argc, argv,
                           "[--device <selector>] [--m M] [--n N] [--k K] [--dtype f32|f16] "

@@ -102,8 +102,6 @@ const char* hal_kernels_manifest(size_t* size) {
   return f ? reinterpret_cast<const char*>(f->data) : "";
 }
 
-}  // extern "C"
-
 int hal_kernels_matmul_tile(const hal_kernel_info* kernel, const uint32_t* values, uint32_t* bm,
                             uint32_t* bn) {
   if (kernel == nullptr || bm == nullptr || bn == nullptr) return 0;
@@ -135,3 +133,5 @@ int hal_kernels_matmul_tile(const hal_kernel_info* kernel, const uint32_t* value
   *bn = n;
   return 1;
 }
+
+}  // extern "C"
