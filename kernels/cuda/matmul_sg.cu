@@ -41,19 +41,7 @@ __device__ __forceinline__ void matmul_sg(const T* A, const T* B, T* C, uint32_t
       for (int j = 0; j < TN; ++j) acc[i * TN + j] += av * bv[j];
     }
   }
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const uint32_t row = m0 + i;
-#pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const uint32_t col = n0 + j * SG;
-      if (row < M && col < N) {
-        float r = alpha * acc[i * TN + j];
-        if (beta != 0.0f) r += beta * hal_load(C[row * ldc + col]);
-        C[row * ldc + col] = hal_store<T>(r);
-      }
-    }
-  }
+  hal_store_tile<T, TM, TN>(C, acc, m0, n0, SG, M, N, ldc, alpha, beta);
 }
 
 #define HAL_MATMUL_PARAMS(T)                                                                    \
