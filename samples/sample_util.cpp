@@ -90,9 +90,8 @@ Kernel load_kernel(const Device& device, const std::string& name) {
     std::exit(2);
   }
   k.info = blob->kernel;
-  if ((device.info.features & k.info->required_features) != k.info->required_features) {
-    std::fprintf(stderr, "error: %s needs 16-bit storage, which '%s' lacks\n", name.c_str(),
-                 device.info.name);
+  if (char why[512]; !hal_kernels_runs_on(k.info, blob->ir, &device.info, why, sizeof why)) {
+    std::fprintf(stderr, "error: %s\n", why);
     std::exit(2);
   }
   hal_module_options options{};

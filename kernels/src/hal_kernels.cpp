@@ -1,6 +1,7 @@
 // Lookups over the embedded kernel table.
 #include <hal_kernels/hal_kernels.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -9,6 +10,31 @@
 
 namespace hal_kernels_detail {
 namespace {
+
+// The features a pack kernel may require, named for the reason hal_kernels_runs_on gives.
+struct FeatureNeed {
+  uint64_t bit;
+  const char* name;
+  const char* what;
+};
+constexpr FeatureNeed kFeatureNeeds[] = {
+    {HAL_FEATURE_STORAGE_16BIT, "HAL_FEATURE_STORAGE_16BIT", "16-bit loads and stores in buffers"},
+    {HAL_FEATURE_SUBGROUP_BALLOT, "HAL_FEATURE_SUBGROUP_BALLOT",
+     "subgroup ballot and broadcast in compute kernels"},
+};
+
+const char* ir_name(hal_ir ir) {
+  switch (ir) {
+    case HAL_IR_SPIRV:
+      return "SPIR-V";
+    case HAL_IR_PTX:
+      return "PTX";
+    case HAL_IR_BUILTIN:
+      return "built-in form";
+    default:
+      return "that IR";
+  }
+}
 
 const FileBlob* find_file(const char* name) {
   for (size_t i = 0; i < kFileCount; ++i) {
@@ -131,6 +157,36 @@ int hal_kernels_matmul_tile(const hal_kernel_info* kernel, const uint32_t* value
   if (m == 0 || n == 0) return 0;
   *bm = m;
   *bn = n;
+  return 1;
+}
+
+int hal_kernels_runs_on(const hal_kernel_info* kernel, hal_ir ir, const hal_device_info* info,
+                        char* why, size_t why_size) {
+  auto refuse = [&](const std::string& text) {
+    if (why != nullptr && why_size > 0) std::snprintf(why, why_size, "%s", text.c_str());
+    return 0;
+  };
+  if (kernel == nullptr || info == nullptr) return refuse("no kernel or no device information");
+  const std::string name = kernel->name;
+  if (hal_kernels_find(kernel->name, ir) == nullptr) {
+    return refuse(name + " is not in the kernel pack in " + ir_name(ir) +
+                  (ir == HAL_IR_SPIRV ? " (it exists in PTX only)" : ""));
+  }
+  if (ir == HAL_IR_BUILTIN) return 1;
+  const uint64_t missing = kernel->required_features & ~info->features;
+  for (const FeatureNeed& need : kFeatureNeeds) {
+    if ((missing & need.bit) != 0) {
+      return refuse(name + " needs " + need.name + " (" + need.what + "), which " + info->name +
+                    " lacks");
+    }
+  }
+  if (missing != 0) return refuse(name + " needs a device feature " + info->name + " lacks");
+  if (info->max_shared_memory_per_block != 0 &&
+      kernel->shared_bytes > info->max_shared_memory_per_block) {
+    return refuse(name + " needs " + std::to_string(kernel->shared_bytes) +
+                  " bytes of shared memory per block; " + info->name + " has " +
+                  std::to_string(info->max_shared_memory_per_block));
+  }
   return 1;
 }
 

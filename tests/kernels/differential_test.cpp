@@ -47,9 +47,10 @@ class Differential : public ::testing::TestWithParam<std::string> {
       GTEST_SKIP() << "no CUDA device (set HAL_CUDA_LIBRARY to the CPU PTX driver): "
                    << hal_last_error();
     }
-    for (hal_device d : {spirv_device_, ptx_device_}) {
+    for (auto [d, ir] :
+         {std::pair{spirv_device_, HAL_IR_SPIRV}, std::pair{ptx_device_, HAL_IR_PTX}}) {
       ASSERT_EQ(hal_device_get_info(d, &info), HAL_SUCCESS);
-      if (!supports(info, GetParam(), &why)) GTEST_SKIP() << info.name << ": " << why;
+      if (!supports(info, ir, GetParam(), &why)) GTEST_SKIP() << info.name << ": " << why;
     }
   }
 

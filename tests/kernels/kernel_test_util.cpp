@@ -56,20 +56,15 @@ bool find_device(hal_ir ir, hal_device* device, hal_device_info* info, std::stri
   return false;
 }
 
-bool supports(const hal_device_info& info, const std::string& name, std::string* why) {
+bool supports(const hal_device_info& info, hal_ir ir, const std::string& name, std::string* why) {
   const hal_kernel_info* k = hal_kernels_info(name.c_str());
   if (k == nullptr) {
     *why = "unknown kernel " + name;
     return false;
   }
-  if ((info.features & k->required_features) != k->required_features) {
-    *why =
-        name + " needs 16-bit storage (HAL_FEATURE_STORAGE_16BIT), which " + info.name + " lacks";
-    return false;
-  }
-  if (info.max_shared_memory_per_block != 0 && k->shared_bytes > info.max_shared_memory_per_block) {
-    *why = name + " needs " + std::to_string(k->shared_bytes) + " bytes of shared memory; " +
-           info.name + " has " + std::to_string(info.max_shared_memory_per_block) + " per block";
+  char reason[512];
+  if (!hal_kernels_runs_on(k, ir, &info, reason, sizeof reason)) {
+    *why = reason;
     return false;
   }
   return true;

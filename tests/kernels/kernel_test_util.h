@@ -32,8 +32,8 @@ bool find_device(hal_ir ir, hal_device* device, hal_device_info* info, std::stri
 // "<status name>: <hal_last_error>" for failure messages.
 std::string last_error(hal_status status);
 
-// Whether |device| has what kernel |name| requires; sets |why| when not.
-bool supports(const hal_device_info& info, const std::string& name, std::string* why);
+// Whether the device runs kernel |name| in |ir| (hal_kernels_runs_on); sets |why| when not.
+bool supports(const hal_device_info& info, hal_ir ir, const std::string& name, std::string* why);
 
 // A fixture for tests parameterised by |Param| (from which ir() picks the IR): SetUp finds the
 // device and creates a stream, or skips with the reason.
@@ -53,10 +53,11 @@ class IrTestBase : public ::testing::TestWithParam<Param> {
       EXPECT_EQ(hal_stream_destroy(stream_), HAL_SUCCESS);
     }
   }
-  // Why the device cannot run kernel |name| (it lacks a feature), or "" when it can.
+  // Why the device cannot run kernel |name| in ir() (not in that IR, a feature or shared memory
+  // it lacks), or "" when it can.
   std::string missing(const std::string& name) const {
     std::string why;
-    return supports(info_, name, &why) ? std::string() : why;
+    return supports(info_, ir(), name, &why) ? std::string() : why;
   }
 
   hal_device device_ = nullptr;

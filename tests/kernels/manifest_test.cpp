@@ -1,6 +1,7 @@
 // The manifest against what the blobs really contain: the embedded table (generated from
 // kernels/manifest.json) is compared with the PTX text and, through hal, with
 // hal_function_get_info/hal_function_get_param on every device IR available.
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -201,6 +202,45 @@ TEST(KernelsManifest, MatmulTilesMatchTheNames) {
   EXPECT_EQ(hal_kernels_matmul_tile(sg, no_tile, &bm, &bn), 0);
   EXPECT_EQ(hal_kernels_matmul_tile(nullptr, nullptr, &bm, &bn), 0);
   EXPECT_EQ(hal_kernels_matmul_tile(sg, nullptr, nullptr, &bn), 0);
+}
+
+// hal_kernels_runs_on: the one answer to "can this device run that pack kernel", with the reason.
+TEST(KernelsManifest, RunsOnNamesWhatIsMissing) {
+  hal_device_info info{};
+  info.struct_size = sizeof info;
+  std::snprintf(info.name, sizeof info.name, "%s", "test device");
+  info.max_shared_memory_per_block = 48 * 1024;
+  char why[512] = "";
+  auto runs = [&](const char* name, hal_ir ir) {
+    why[0] = '\0';
+    return hal_kernels_runs_on(hal_kernels_info(name), ir, &info, why, sizeof why);
+  };
+  EXPECT_EQ(runs("matmul_tiled_f32_64x64", HAL_IR_SPIRV), 1);
+  EXPECT_EQ(runs("matmul_tiled_f16_64x64", HAL_IR_SPIRV), 0);
+  EXPECT_NE(std::string(why).find("HAL_FEATURE_STORAGE_16BIT"), std::string::npos) << why;
+  EXPECT_NE(std::string(why).find("test device"), std::string::npos) << why;
+  EXPECT_EQ(runs("matmul_sg_f32_128x64", HAL_IR_PTX), 0);
+  EXPECT_NE(std::string(why).find("HAL_FEATURE_SUBGROUP_BALLOT"), std::string::npos) << why;
+  info.features = HAL_FEATURE_STORAGE_16BIT | HAL_FEATURE_SUBGROUP_BALLOT;
+  EXPECT_EQ(runs("matmul_sg_f16_128x64", HAL_IR_SPIRV), 1);
+  EXPECT_EQ(runs("matmul_mma_f16_64x64", HAL_IR_SPIRV), 0);
+  EXPECT_NE(std::string(why).find("PTX only"), std::string::npos) << why;
+  EXPECT_EQ(runs("matmul_mma_f16_64x64", HAL_IR_PTX), 1);
+  EXPECT_EQ(runs("matmul_mma_f16_256x128_k64", HAL_IR_PTX), 0);  // 144 KiB of shared memory
+  EXPECT_NE(std::string(why).find("bytes of shared memory"), std::string::npos) << why;
+  // Built-in blobs exist for every kernel; the driver answers at load.
+  info.features = 0;
+  EXPECT_EQ(runs("matmul_sg_f16_128x64", HAL_IR_BUILTIN), 1);
+  // No reason wanted, a short buffer, no kernel.
+  EXPECT_EQ(hal_kernels_runs_on(hal_kernels_info("matmul_tiled_f16_64x64"), HAL_IR_SPIRV, &info,
+                                nullptr, 0),
+            0);
+  char small[8];
+  EXPECT_EQ(hal_kernels_runs_on(hal_kernels_info("matmul_tiled_f16_64x64"), HAL_IR_SPIRV, &info,
+                                small, sizeof small),
+            0);
+  EXPECT_EQ(std::string(small).size(), sizeof small - 1);
+  EXPECT_EQ(hal_kernels_runs_on(nullptr, HAL_IR_SPIRV, &info, why, sizeof why), 0);
 }
 
 // The SPIR-V declares only the capabilities its manifest entry accounts for: Shader, plus

@@ -212,9 +212,8 @@ void bench_matmul(Context& ctx) {
     for (uint32_t size : sizes) any = any || ctx.wants(kernel_name + "_" + std::to_string(size));
     if (!any) continue;
     if (hal_kernels_find(kernel_name.c_str(), ctx.ir) == nullptr) continue;  // another IR only
-    if (!Kernel::supported(ctx, kernel_name)) {
-      ctx.report->note("matmul: " + kernel_name +
-                       " skipped: the device lacks a feature or the shared memory it needs");
+    if (char why[512]; !hal_kernels_runs_on(info, ctx.ir, &ctx.info, why, sizeof why)) {
+      ctx.report->note("matmul: " + kernel_name + " skipped: " + why);
       continue;
     }
     Kernel kernel(ctx, kernel_name);

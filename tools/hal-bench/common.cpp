@@ -20,12 +20,7 @@ uint32_t Context::reps(uint32_t full, uint32_t quick) const {
 }
 
 bool Kernel::supported(const Context& ctx, const std::string& name) {
-  const hal_kernel_info* info = hal_kernels_info(name.c_str());
-  return info != nullptr &&
-         (ctx.info.features & info->required_features) == info->required_features &&
-         (ctx.info.max_shared_memory_per_block == 0 ||
-          info->shared_bytes <= ctx.info.max_shared_memory_per_block) &&
-         hal_kernels_find(name.c_str(), ctx.ir) != nullptr;
+  return hal_kernels_runs_on(hal_kernels_info(name.c_str()), ctx.ir, &ctx.info, nullptr, 0) != 0;
 }
 
 Kernel::Kernel(const Context& ctx, const std::string& name) {

@@ -98,21 +98,9 @@ std::string DeviceTest::cannot_run(const std::string& name) const {
   if (k == nullptr) return "The kernel pack has no kernel named " + name + ".";
   // A built-in kernel needs no feature of the device's compiler: its driver has it or not.
   if (pack_ir() == HAL_IR_BUILTIN) return "";
-  if (hal_kernels_find(name.c_str(), pack_ir()) == nullptr) {
-    return "The kernel pack has " + name + " in PTX only (tensor-core instructions), and the " +
-           "device takes SPIR-V.";
-  }
-  const uint64_t missing = k->required_features & ~info().features;
-  if ((missing & HAL_FEATURE_STORAGE_16BIT) != 0) {
-    return "The device lacks HAL_FEATURE_STORAGE_16BIT, which " + name +
-           " needs for its fp16 buffers.";
-  }
-  if (missing != 0) return "The device lacks a feature that " + name + " needs.";
-  if (info().max_shared_memory_per_block != 0 &&
-      k->shared_bytes > info().max_shared_memory_per_block) {
-    return name + " needs " + std::to_string(k->shared_bytes) +
-           " bytes of shared memory per block; the device has " +
-           std::to_string(info().max_shared_memory_per_block) + ".";
+  char why[512];
+  if (!hal_kernels_runs_on(k, pack_ir(), &info(), why, sizeof why)) {
+    return std::string(why) + ".";
   }
   return "";
 }

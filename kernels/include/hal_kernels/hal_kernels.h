@@ -101,6 +101,17 @@ const hal_kernel_info* hal_kernels_info(const char* name);
  * has a HAL_IR_BUILTIN blob; whether a device runs it is its driver's choice (see above). */
 const hal_kernel_blob* hal_kernels_find(const char* name, hal_ir ir);
 
+/* Whether the device described by |info| can run |kernel| from its |ir| blob: the pack has the
+ * kernel in |ir| (a PTX-only kernel has no SPIR-V), the device has every feature in
+ * kernel->required_features, and kernel->shared_bytes fits max_shared_memory_per_block.
+ * Returns 1 when it can. Returns 0 when it cannot, and writes one sentence saying why (naming
+ * the missing feature or the shared memory needed and available) into |why| (|why_size| bytes
+ * with the terminating NUL, truncated to fit; |why| may be NULL). NULL |kernel| or |info|: 0.
+ * HAL_IR_BUILTIN blobs exist for every kernel; whether the device's driver has one is its own
+ * answer at load, so for them only the blob is checked. */
+int hal_kernels_runs_on(const hal_kernel_info* kernel, hal_ir ir, const hal_device_info* info,
+                        char* why, size_t why_size);
+
 /* The tile of C one block of matmul kernel |kernel| computes, BM rows by BN columns, so that its
  * grid is ceil(N/BN) x ceil(M/BM). |values| holds one value per kernel->tunables[i], in that
  * order (the specialization a SPIR-V module was loaded with), or is NULL for the kernel's own
