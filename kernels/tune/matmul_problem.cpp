@@ -18,7 +18,7 @@ constexpr float kCheckBeta = 0.5f;
 // The tiles the pack has shipped with: the baseline of every result.
 constexpr uint32_t kDefaultBm = 64, kDefaultBn = 64, kDefaultBk = 16;
 // More accumulators per invocation than this spill and compile slowly without running faster
-// (register tiles on lavapipe). The subgroup family loads a quarter as much per multiply-add at
+// (register tiles on lavapipe). The subgroup family loads half as much per multiply-add at
 // 64 x 16 as at 32 x 8 and was measured fastest there (1.6x at 1024^3), so it may go that far.
 constexpr uint32_t kMaxAccumulators = 256;
 constexpr uint32_t kMaxSubgroupAccumulators = 1024;
