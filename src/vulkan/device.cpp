@@ -115,10 +115,19 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   const bool subgroup_ext =
       !is13 && has_extension(extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 
+  // Cooperative matrices: the extension, its feature, compute shaders among its stages, and the
+  // configurations (checked against every module that uses one).
+  namespace khr = khr_cooperative_matrix;
+  const bool cooperative_matrix_ext = has_extension(extensions, khr::kExtensionName);
+  khr::Properties cooperative_matrix_props;
   props.pNext = &props11;
   props11.pNext = &props12;
   if (is13 || subgroup_ext) props12.pNext = &subgroup_control;
   if (is13) subgroup_control.pNext = &maintenance4;
+  if (cooperative_matrix_ext) {
+    cooperative_matrix_props.pNext = props.pNext;
+    props.pNext = &cooperative_matrix_props;
+  }
   vkGetPhysicalDeviceProperties2(physical, &props);
 
   // Features: query what exists, enable the subset hal uses.
@@ -132,6 +141,11 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   f11.pNext = &f12;
   if (is13) f12.pNext = &f13;
   if (subgroup_ext) f12.pNext = &subgroup_features;
+  khr::Features cooperative_matrix_features;
+  if (cooperative_matrix_ext) {
+    cooperative_matrix_features.pNext = features.pNext;
+    features.pNext = &cooperative_matrix_features;
+  }
   vkGetPhysicalDeviceFeatures2(physical, &features);
   if (!f12.timelineSemaphore) {
     return hal::failf(HAL_ERROR_NOT_SUPPORTED, "'{}' has no timeline semaphores", basic.deviceName);
@@ -147,6 +161,19 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   e11.pNext = &e12;
   if (is13) e12.pNext = &e13;
   if (subgroup_ext) e12.pNext = &e_subgroup;
+  std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
+  if (cooperative_matrix_features.cooperativeMatrix &&
+      (cooperative_matrix_props.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
+    cooperative_matrix_shapes = query_cooperative_matrix_shapes(
+        physical, reinterpret_cast<khr::GetConfigurations>(vkGetInstanceProcAddr(
+                      instance_->handle(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")));
+  }
+  khr::Features e_cooperative_matrix;
+  if (!cooperative_matrix_shapes.empty()) {
+    e_cooperative_matrix.cooperativeMatrix = VK_TRUE;
+    e_cooperative_matrix.pNext = enable.pNext;
+    enable.pNext = &e_cooperative_matrix;
+  }
   enable.features.shaderInt64 = features.features.shaderInt64;
   enable.features.shaderInt16 = features.features.shaderInt16;
   enable.features.shaderFloat64 = features.features.shaderFloat64;
@@ -198,6 +225,7 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
                           has_extension(extensions, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) &&
                           calibrates_against_host(physical);
   if (calibrated) enabled_extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+  if (!cooperative_matrix_shapes.empty()) enabled_extensions.push_back(khr::kExtensionName);
   VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   device_info.pNext = &enable;
   device_info.queueCreateInfoCount = 1;
@@ -238,6 +266,13 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   caps_.subgroup_shuffle_relative = (subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT) != 0;
   caps_.subgroup_clustered = (subgroup_ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT) != 0;
   caps_.subgroup_quad = (subgroup_ops & VK_SUBGROUP_FEATURE_QUAD_BIT) != 0;
+  caps_.vulkan_memory_model = e12.vulkanMemoryModel;
+  caps_.vulkan_memory_model_device_scope = e12.vulkanMemoryModelDeviceScope;
+  caps_.cooperative_matrix = !cooperative_matrix_shapes.empty();
+  caps_.cooperative_matrix_shapes = std::move(cooperative_matrix_shapes);
+  for (const CooperativeMatrixShape& shape : caps_.cooperative_matrix_shapes) {
+    hal::log()->debug("vulkan: cooperative matrix {}", describe(shape));
+  }
   caps_.timestamp_valid_bits = families[family].timestampValidBits;
   caps_.timestamps = caps_.timestamp_valid_bits > 0 && basic.limits.timestampPeriod > 0.0f;
   caps_.timestamp_period = basic.limits.timestampPeriod;
@@ -270,6 +305,7 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   if (caps_.subgroup_arithmetic) feature_bits |= HAL_FEATURE_SUBGROUP_ARITHMETIC;
   if (caps_.subgroup_ballot) feature_bits |= HAL_FEATURE_SUBGROUP_BALLOT;
   if (caps_.subgroup_shuffle) feature_bits |= HAL_FEATURE_SUBGROUP_SHUFFLE;
+  if (caps_.cooperative_matrix) feature_bits |= HAL_FEATURE_COOPERATIVE_MATRIX;
   fill_info(props, props11, props12, subgroup_control, feature_bits);
   hal::log()->debug("vulkan: device '{}' ready (API {}.{}, queue family {}, BDA {})", info.name,
                     VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api), family,

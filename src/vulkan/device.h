@@ -2,8 +2,8 @@
 //
 // Creation picks a compute queue family, enables the optional features hal uses when the device
 // has them (buffer device address, 8/16-bit storage, float16/int8, 64-bit integers, subgroup
-// size control, scalar block layout, the Vulkan memory model), requires timeline semaphores, and
-// fills hal_device_info.
+// size control, scalar block layout, the Vulkan memory model, cooperative matrices), requires
+// timeline semaphores, and fills hal_device_info.
 //
 // Device loss: a Vulkan call that reports VK_ERROR_DEVICE_LOST (through check) reports the loss
 // to the core, which refuses every later call on the device. Destructors, frees and waits ask
@@ -15,6 +15,7 @@
 #pragma once
 
 #include "common/backend.h"
+#include "vulkan/cooperative_matrix.h"
 #include "vulkan/instance.h"
 #include "vulkan/vk.h"
 
@@ -57,6 +58,14 @@ struct DeviceCaps {
   bool subgroup_shuffle_relative = false;
   bool subgroup_clustered = false;
   bool subgroup_quad = false;
+  bool vulkan_memory_model = false;
+  bool vulkan_memory_model_device_scope = false;
+  // VK_KHR_cooperative_matrix is enabled, with these configurations in compute shaders.
+  bool cooperative_matrix = false;
+  std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
+  // VK_NV_cooperative_matrix, the extension's vendor predecessor, is never enabled: its
+  // modules are refused by name rather than handed to a driver that was not asked for it.
+  bool cooperative_matrix_nv = false;
   bool timestamps = false;
   float timestamp_period = 1.0f;  // nanoseconds per tick
   uint32_t timestamp_valid_bits = 0;

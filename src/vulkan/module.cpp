@@ -389,17 +389,63 @@ constexpr CapabilityNeed kCapabilityNeeds[] = {
     {67, "GroupNonUniformClustered", &DeviceCaps::subgroup_clustered,
      "subgroup clustered (compute stage)"},
     {68, "GroupNonUniformQuad", &DeviceCaps::subgroup_quad, "subgroup quad (compute stage)"},
+    {5345, "VulkanMemoryModel", &DeviceCaps::vulkan_memory_model, "vulkanMemoryModel"},
+    {5346, "VulkanMemoryModelDeviceScope", &DeviceCaps::vulkan_memory_model_device_scope,
+     "vulkanMemoryModelDeviceScope"},
+    {6022, "CooperativeMatrixKHR", &DeviceCaps::cooperative_matrix,
+     "cooperativeMatrix (VK_KHR_cooperative_matrix in compute shaders)"},
+    {5357, "CooperativeMatrixNV", &DeviceCaps::cooperative_matrix_nv,
+     "VK_NV_cooperative_matrix (hal enables only VK_KHR_cooperative_matrix; compile for "
+     "GL_KHR_cooperative_matrix)"},
 };
+
+const CapabilityNeed* find_need(uint32_t capability) {
+  for (const CapabilityNeed& need : kCapabilityNeeds) {
+    if (need.capability == capability) return &need;
+  }
+  return nullptr;
+}
+
+std::vector<uint32_t> capabilities_unknown_to_validator(spv_target_env env, const uint32_t* words,
+                                                        size_t count) {
+  std::vector<uint32_t> unknown;
+  spv_context context = spvContextCreate(env);
+  // OpCapability instructions come first, right after the header.
+  for (size_t at = 5; at + 1 < count && words[at] == ((2u << 16) | 17u); at += 2) {
+    // A SPIR-V 1.3 module of the header and this one instruction (not the module's own
+    // version word, which may itself be what is wrong): the tools' parser refuses a capability
+    // operand it has no name for.
+    const uint32_t probe[] = {kSpirvMagic, 0x00010300u,      0u,           1u,
+                              0u,          (2u << 16) | 17u, words[at + 1]};
+    if (spvBinaryParse(context, nullptr, probe, 7, nullptr, nullptr, nullptr) != SPV_SUCCESS) {
+      unknown.push_back(words[at + 1]);
+    }
+  }
+  spvContextDestroy(context);
+  return unknown;
+}
+
+hal_status check_unvalidated_capabilities(const std::vector<uint32_t>& unknown) {
+  for (uint32_t capability : unknown) {
+    if (find_need(capability) == nullptr) {
+      return hal::failf(HAL_ERROR_INVALID_IR,
+                        "the module declares capability {}, which neither hal nor its SPIR-V "
+                        "validator knows: a capability newer than this build of hal (it cannot "
+                        "enable a device feature it does not know), or a corrupt module",
+                        capability);
+    }
+  }
+  return HAL_SUCCESS;
+}
 
 hal_status check_capabilities(const ReflectedModule& module, const DeviceCaps& caps) {
   for (uint32_t capability : module.capabilities) {
-    for (const CapabilityNeed& need : kCapabilityNeeds) {
-      if (need.capability == capability && !(caps.*need.feature)) {
-        return hal::failf(HAL_ERROR_NOT_SUPPORTED,
-                          "the module declares the {} capability, but the device has no {} "
-                          "feature. Check hal_device_info.features before loading it",
-                          need.capability_name, need.feature_name);
-      }
+    const CapabilityNeed* need = find_need(capability);
+    if (need != nullptr && !(caps.*need->feature)) {
+      return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                        "the module declares the {} capability, but the device has no {} "
+                        "feature. Check hal_device_info.features before loading it",
+                        need->capability_name, need->feature_name);
     }
   }
   return HAL_SUCCESS;
@@ -535,7 +581,25 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   } else if (words[0] != kSpirvMagic) {
     return hal::failf(HAL_ERROR_INVALID_IR, "bad SPIR-V magic number 0x{:08x}", words[0]);
   }
-  hal_status status = validate(device, words);
+  // A module may declare a capability newer than the SPIR-V tools hal was built with (say
+  // CooperativeMatrixKHR). Their validator cannot read such a module at all, so it goes to the
+  // driver unvalidated, as Vulkan itself takes it, provided hal knows which device feature the
+  // capability needs and checks it below; hal's own reflection still reads every instruction it
+  // relies on.
+  const std::vector<uint32_t> unvalidated =
+      capabilities_unknown_to_validator(device.caps().spirv_env, words.data(), words.size());
+  hal_status status = HAL_SUCCESS;
+  if (unvalidated.empty()) {
+    status = validate(device, words);
+  } else {
+    status = check_unvalidated_capabilities(unvalidated);
+    if (status == HAL_SUCCESS) {
+      hal::log()->debug(
+          "vulkan: the module declares capability {}, newer than hal's SPIR-V validator; it "
+          "is not validated",
+          unvalidated.front());
+    }
+  }
   if (status != HAL_SUCCESS) return status;
 
   // Reflection sees the module after specialization: workgroup sizes and shared arrays built
@@ -558,12 +622,23 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   if (status != HAL_SUCCESS) return status;
   status = check_capabilities(reflected, device.caps());
   if (status != HAL_SUCCESS) return status;
+  status = check_cooperative_matrices(reflected, device.caps().cooperative_matrix_shapes);
+  if (status != HAL_SUCCESS) return status;
 
   // With bounds checks the driver gets the checked module; hal itself keeps reading the
   // original.
   std::vector<uint32_t> checked;
   std::shared_ptr<const BoundsChecks> bounds;
-  if (bounds_checks_enabled()) bounds = add_checks(device, reflected, words, &checked);
+  if (bounds_checks_enabled() && !unvalidated.empty()) {
+    // The rewritten module could not be validated either, and an unchecked rewrite is not worth
+    // the risk of handing the driver an invalid module.
+    hal::log()->warn(
+        "HAL_VULKAN_VALIDATION=gpu: the module declares capability {}, newer than hal's SPIR-V "
+        "validator: loaded without bounds checks",
+        unvalidated.front());
+  } else if (bounds_checks_enabled()) {
+    bounds = add_checks(device, reflected, words, &checked);
+  }
   const std::vector<uint32_t>& code = bounds ? checked : words;
   VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   info.codeSize = code.size() * 4;

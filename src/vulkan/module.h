@@ -3,8 +3,12 @@
 //
 // Loading: the blob (either endianness) is validated with SPIRV-Tools for the device's Vulkan
 // environment before the driver sees it (failure: HAL_ERROR_INVALID_IR with the validator's
-// message), reflected (spirv_reflect.h), and turned into one VkShaderModule. Every GLCompute
-// entry point becomes a function with its own descriptor-set and pipeline layouts.
+// message), reflected (spirv_reflect.h), checked against the device (each capability that needs
+// a feature, each cooperative matrix shape: HAL_ERROR_NOT_SUPPORTED naming what is missing), and
+// turned into one VkShaderModule. Every GLCompute entry point becomes a function with its own
+// descriptor-set and pipeline layouts. A module declaring a capability newer than the validator
+// (which cannot read it at all) skips validation when hal knows the feature that capability
+// needs, as Vulkan itself takes modules unvalidated; otherwise it is HAL_ERROR_INVALID_IR.
 //
 // Kernel-parameter ABI (the same parameter list as a CUDA kernel of the same signature):
 //  1. storage buffers, sorted by (set, binding), are pointer parameters; the argument is bound
@@ -34,6 +38,8 @@
 #include "vulkan/spirv_bounds_check.h"
 #include "vulkan/spirv_reflect.h"
 #include "vulkan/vk.h"
+
+#include <spirv-tools/libspirv.h>
 
 #include <array>
 #include <map>
@@ -119,6 +125,17 @@ class VulkanModule : public hal::Module {
 // HAL_ERROR_NOT_SUPPORTED, naming the capability and the feature, when |module| declares a
 // SPIR-V capability that needs a device feature |caps| lacks (16-bit storage, Float64, ...).
 hal_status check_capabilities(const ReflectedModule& module, const DeviceCaps& caps);
+
+// The capabilities among the module's leading OpCapability instructions that the SPIR-V tools
+// hal was built with cannot read (newer than they are), in module order. Their validator refuses
+// any module that declares one.
+std::vector<uint32_t> capabilities_unknown_to_validator(spv_target_env env, const uint32_t* words,
+                                                        size_t count);
+
+// For a module the validator cannot read: HAL_SUCCESS when hal knows, for each capability of
+// |unknown|, the device feature it needs (so check_capabilities() covers it); else
+// HAL_ERROR_INVALID_IR naming the capability.
+hal_status check_unvalidated_capabilities(const std::vector<uint32_t>& unknown);
 
 // Validates, reflects and loads a SPIR-V blob (see above).
 hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t size,

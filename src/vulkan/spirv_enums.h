@@ -80,6 +80,7 @@ enum Op : uint32_t {
   kOpDecorateString = 5632,
   kOpMemberDecorateString = 5633,
   kOpAtomicFAddEXT = 6035,
+  kOpTypeCooperativeMatrixKHR = 4456,
 };
 // The OpSpecConstantOp operations evaluated here (the integer and boolean ones a shader may use;
 // glslc emits them for array sizes and arithmetic on constants).

@@ -88,6 +88,7 @@ class Parser {
   bool build(ReflectedModule* out);
   bool type_size(uint32_t id, int depth, uint64_t* size, uint32_t* alignment);
   bool type_size_uncached(uint32_t id, int depth, uint64_t* size, uint32_t* alignment);
+  void reflect_cooperative_matrices(ReflectedModule* module);
   bool resolve_block(const std::vector<uint32_t>& ids, ReflectedEntryPoint* entry);
   // Evaluation after specialization. |at_launch|: constants decided at launch are unknown.
   Value evaluate(uint32_t id, bool at_launch, int depth);
@@ -110,6 +111,7 @@ class Parser {
   std::unordered_map<uint32_t, std::vector<uint32_t>> local_size_;  // function -> x,y,z
   std::unordered_map<uint32_t, std::vector<uint32_t>> local_size_id_;
   std::unordered_map<uint32_t, Type> types_;
+  std::vector<uint32_t> cooperative_matrix_types_;  // their ids, in declaration order
   std::unordered_map<uint32_t, Constant> constants_;
   std::vector<std::pair<uint32_t, Variable>> variables_;  // in declaration order
   std::unordered_map<uint32_t, Decorations> decorations_;

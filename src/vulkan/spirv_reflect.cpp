@@ -111,8 +111,13 @@ bool Parser::parse_instruction(uint32_t op, size_t at, size_t length) {
     case kOpTypeArray:
     case kOpTypeRuntimeArray:
     case kOpTypeStruct:
-    case kOpTypePointer: {
+    case kOpTypePointer:
+    case kOpTypeCooperativeMatrixKHR: {
       if (!need(2)) return false;
+      if (op == kOpTypeCooperativeMatrixKHR) {
+        if (!need(7)) return false;
+        cooperative_matrix_types_.push_back(words_[at + 1]);
+      }
       Type type;
       type.op = op;
       type.operands.assign(words_ + at + 2, words_ + end);
@@ -520,8 +525,40 @@ bool Parser::build(ReflectedModule* out) {
     }
     entry.bindings = std::move(merged);
   }
+  reflect_cooperative_matrices(&module);
   *out = std::move(module);
   return true;
+}
+
+// Each OpTypeCooperativeMatrixKHR: Component Type, then the ids of Scope, Rows, Columns and Use,
+// which may be specialization constants. Evaluated as at a launch, so that a value decided per
+// launch (a workgroup size left open at load) is reported unknown.
+void Parser::reflect_cooperative_matrices(ReflectedModule* module) {
+  for (uint32_t id : cooperative_matrix_types_) {
+    const std::vector<uint32_t>& o = types_[id].operands;  // at least 5, checked at parse
+    ReflectedCooperativeMatrix matrix;
+    auto component = types_.find(o[0]);
+    if (component != types_.end() && !component->second.operands.empty()) {
+      const Type& c = component->second;
+      matrix.width = c.operands[0];
+      if (c.op == kOpTypeFloat && c.operands.size() == 1) {  // no FP encoding (bfloat16, fp8)
+        matrix.kind = ReflectedCooperativeMatrix::Kind::kFloat;
+      } else if (c.op == kOpTypeInt && c.operands.size() >= 2) {
+        matrix.kind = c.operands[1] != 0 ? ReflectedCooperativeMatrix::Kind::kSignedInt
+                                         : ReflectedCooperativeMatrix::Kind::kUnsignedInt;
+      }
+    }
+    const Value scope = evaluate(o[1], true, 0);
+    const Value rows = evaluate(o[2], true, 0);
+    const Value columns = evaluate(o[3], true, 0);
+    const Value use = evaluate(o[4], true, 0);
+    matrix.known = scope.known && rows.known && columns.known && use.known;
+    matrix.scope = static_cast<uint32_t>(scope.bits);
+    matrix.rows = static_cast<uint32_t>(rows.bits);
+    matrix.columns = static_cast<uint32_t>(columns.bits);
+    matrix.use = static_cast<uint32_t>(use.bits);
+    module->cooperative_matrices.push_back(matrix);
+  }
 }
 
 }  // namespace hal::vulkan::spirv

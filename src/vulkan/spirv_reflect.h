@@ -78,12 +78,30 @@ struct ReflectedSpecConstant {
   uint32_t size = 0;  // bytes: 4 for booleans (VkBool32), else the scalar width
 };
 
+// A cooperative matrix type (OpTypeCooperativeMatrixKHR, SPV_KHR_cooperative_matrix), its
+// operands evaluated after specialization. Devices support only some shapes and component types
+// (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR), so the backend checks each one before a
+// driver compiles the module.
+struct ReflectedCooperativeMatrix {
+  enum class Kind : uint8_t { kFloat, kSignedInt, kUnsignedInt, kOther };
+  Kind kind = Kind::kOther;  // the component type
+  uint32_t width = 0;        // its bits
+  uint32_t scope = 0;        // a SPIR-V Scope: 3 subgroup, 2 workgroup
+  uint32_t rows = 0;
+  uint32_t columns = 0;
+  uint32_t use = 0;  // 0 matrix A, 1 matrix B, 2 accumulator
+  // False when an operand could not be evaluated at load (it depends on a value decided at each
+  // launch, or is not a constant); the other fields are then meaningless.
+  bool known = false;
+};
+
 struct ReflectedModule {
   uint32_t version = 0;                           // the header's version word, 0x00MMmm00
   std::vector<ReflectedEntryPoint> entry_points;  // GLCompute only, in declaration order
   std::vector<ReflectedSpecConstant> spec_constants;
   bool uses_physical_storage_buffer = false;  // the PhysicalStorageBufferAddresses capability
   std::vector<uint32_t> capabilities;         // every OpCapability operand, in module order
+  std::vector<ReflectedCooperativeMatrix> cooperative_matrices;  // each such type, in order
 };
 
 // A value given to a specialization constant at load. Only the constant's own width is read

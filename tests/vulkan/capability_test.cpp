@@ -56,6 +56,10 @@ TEST(Capabilities, EachFeatureIsNamed) {
       {66, &DeviceCaps::subgroup_shuffle_relative, "GroupNonUniformShuffleRelative"},
       {67, &DeviceCaps::subgroup_clustered, "subgroup clustered"},
       {68, &DeviceCaps::subgroup_quad, "GroupNonUniformQuad"},
+      {5345, &DeviceCaps::vulkan_memory_model, "vulkanMemoryModel"},
+      {5346, &DeviceCaps::vulkan_memory_model_device_scope, "VulkanMemoryModelDeviceScope"},
+      {6022, &DeviceCaps::cooperative_matrix, "VK_KHR_cooperative_matrix"},
+      {5357, &DeviceCaps::cooperative_matrix_nv, "GL_KHR_cooperative_matrix"},
   };
   for (const Case& c : cases) {
     const auto module = reflect_with_capability(c.capability);
