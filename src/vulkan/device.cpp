@@ -146,6 +146,23 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
     cooperative_matrix_features.pNext = features.pNext;
     features.pNext = &cooperative_matrix_features;
   }
+  // Float atomics (atomicAdd on a float, and with the second extension min/max and fp16).
+  const bool atomic_float_ext =
+      has_extension(extensions, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  const bool atomic_float2_ext =
+      atomic_float_ext && has_extension(extensions, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic_float{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic_float2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
+  if (atomic_float_ext) {
+    atomic_float.pNext = features.pNext;
+    features.pNext = &atomic_float;
+  }
+  if (atomic_float2_ext) {
+    atomic_float2.pNext = features.pNext;
+    features.pNext = &atomic_float2;
+  }
   vkGetPhysicalDeviceFeatures2(physical, &features);
   if (!f12.timelineSemaphore) {
     return hal::failf(HAL_ERROR_NOT_SUPPORTED, "'{}' has no timeline semaphores", basic.deviceName);
@@ -174,6 +191,21 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
     e_cooperative_matrix.pNext = enable.pNext;
     enable.pNext = &e_cooperative_matrix;
   }
+  // Enabled as queried, less the image atomics (hal has no images).
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT e_atomic_float = atomic_float;
+  VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT e_atomic_float2 = atomic_float2;
+  e_atomic_float.shaderImageFloat32Atomics = e_atomic_float.shaderImageFloat32AtomicAdd = VK_FALSE;
+  e_atomic_float.sparseImageFloat32Atomics = e_atomic_float.sparseImageFloat32AtomicAdd = VK_FALSE;
+  e_atomic_float2.shaderImageFloat32AtomicMinMax = VK_FALSE;
+  e_atomic_float2.sparseImageFloat32AtomicMinMax = VK_FALSE;
+  if (atomic_float_ext) {
+    e_atomic_float.pNext = enable.pNext;
+    enable.pNext = &e_atomic_float;
+  }
+  if (atomic_float2_ext) {
+    e_atomic_float2.pNext = enable.pNext;
+    enable.pNext = &e_atomic_float2;
+  }
   enable.features.shaderInt64 = features.features.shaderInt64;
   enable.features.shaderInt16 = features.features.shaderInt16;
   enable.features.shaderFloat64 = features.features.shaderFloat64;
@@ -197,6 +229,7 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
     e13.subgroupSizeControl = f13.subgroupSizeControl;
     e13.computeFullSubgroups = f13.computeFullSubgroups;
     e13.maintenance4 = f13.maintenance4;
+    e13.shaderIntegerDotProduct = f13.shaderIntegerDotProduct;
     subgroup_size_control = f13.subgroupSizeControl;
   } else if (subgroup_ext) {
     e_subgroup.subgroupSizeControl = subgroup_features.subgroupSizeControl;
@@ -226,6 +259,8 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
                           calibrates_against_host(physical);
   if (calibrated) enabled_extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
   if (!cooperative_matrix_shapes.empty()) enabled_extensions.push_back(khr::kExtensionName);
+  if (atomic_float_ext) enabled_extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  if (atomic_float2_ext) enabled_extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   device_info.pNext = &enable;
   device_info.queueCreateInfoCount = 1;
@@ -266,6 +301,22 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   caps_.subgroup_shuffle_relative = (subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT) != 0;
   caps_.subgroup_clustered = (subgroup_ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT) != 0;
   caps_.subgroup_quad = (subgroup_ops & VK_SUBGROUP_FEATURE_QUAD_BIT) != 0;
+  caps_.int64_atomics = e12.shaderBufferInt64Atomics || e12.shaderSharedInt64Atomics;
+  caps_.variable_pointers_storage_buffer = e11.variablePointersStorageBuffer;
+  caps_.variable_pointers = e11.variablePointers;
+  caps_.integer_dot_product = is13 && e13.shaderIntegerDotProduct;
+  caps_.atomic_float32_add =
+      e_atomic_float.shaderBufferFloat32AtomicAdd || e_atomic_float.shaderSharedFloat32AtomicAdd;
+  caps_.atomic_float64_add =
+      e_atomic_float.shaderBufferFloat64AtomicAdd || e_atomic_float.shaderSharedFloat64AtomicAdd;
+  caps_.atomic_float16_add =
+      e_atomic_float2.shaderBufferFloat16AtomicAdd || e_atomic_float2.shaderSharedFloat16AtomicAdd;
+  caps_.atomic_float16_min_max = e_atomic_float2.shaderBufferFloat16AtomicMinMax ||
+                                 e_atomic_float2.shaderSharedFloat16AtomicMinMax;
+  caps_.atomic_float32_min_max = e_atomic_float2.shaderBufferFloat32AtomicMinMax ||
+                                 e_atomic_float2.shaderSharedFloat32AtomicMinMax;
+  caps_.atomic_float64_min_max = e_atomic_float2.shaderBufferFloat64AtomicMinMax ||
+                                 e_atomic_float2.shaderSharedFloat64AtomicMinMax;
   caps_.vulkan_memory_model = e12.vulkanMemoryModel;
   caps_.vulkan_memory_model_device_scope = e12.vulkanMemoryModelDeviceScope;
   caps_.cooperative_matrix = !cooperative_matrix_shapes.empty();

@@ -1,9 +1,10 @@
 // VulkanDevice: one logical device on one physical device, and the hal::Device it implements.
 //
 // Creation picks a compute queue family, enables the optional features hal uses when the device
-// has them (buffer device address, 8/16-bit storage, float16/int8, 64-bit integers, subgroup
-// size control, scalar block layout, the Vulkan memory model, cooperative matrices), requires
-// timeline semaphores, and fills hal_device_info.
+// has them (buffer device address, 8/16-bit storage, float16/int8, 64-bit integers and their
+// atomics, float atomics, integer dot products, variable pointers, subgroup size control, scalar
+// block layout, the Vulkan memory model, cooperative matrices), requires timeline semaphores,
+// and fills hal_device_info.
 //
 // Device loss: a Vulkan call that reports VK_ERROR_DEVICE_LOST (through check) reports the loss
 // to the core, which refuses every later call on the device. Destructors, frees and waits ask
@@ -58,6 +59,17 @@ struct DeviceCaps {
   bool subgroup_shuffle_relative = false;
   bool subgroup_clustered = false;
   bool subgroup_quad = false;
+  bool int64_atomics = false;  // in buffers or shared memory
+  bool variable_pointers_storage_buffer = false;
+  bool variable_pointers = false;
+  bool integer_dot_product = false;  // Vulkan 1.3 shaderIntegerDotProduct
+  // Float atomics in buffers or shared memory (VK_EXT_shader_atomic_float and ..._float2).
+  bool atomic_float32_add = false;
+  bool atomic_float64_add = false;
+  bool atomic_float16_add = false;
+  bool atomic_float16_min_max = false;
+  bool atomic_float32_min_max = false;
+  bool atomic_float64_min_max = false;
   bool vulkan_memory_model = false;
   bool vulkan_memory_model_device_scope = false;
   // VK_KHR_cooperative_matrix is enabled, with these configurations in compute shaders.
