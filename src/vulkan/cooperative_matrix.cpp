@@ -11,9 +11,6 @@ namespace {
 
 namespace khr = khr_cooperative_matrix;
 
-constexpr uint32_t kUseA = 0;
-constexpr uint32_t kUseB = 1;
-constexpr uint32_t kUseAccumulator = 2;
 constexpr uint32_t kNoComponent = 0xFFFFFFFFu;
 
 // Names by VkComponentTypeKHR value (ComponentType), by VkScopeKHR value, by SPIR-V use.
@@ -69,20 +66,17 @@ uint32_t component_of(const ReflectedCooperativeMatrix& matrix) {
   return kNoComponent;
 }
 
+// A type is valid when it is one of the four matrices of some configuration at its scope: A
+// (M x K), B (K x N), C or the result (M x N), each with its component type. As in Vulkan's rule
+// for the type itself, its Use does not narrow this (an accumulator shaped like A is valid).
 bool matches(const ReflectedCooperativeMatrix& matrix, uint32_t component,
              const CooperativeMatrixShape& shape) {
   if (matrix.scope != shape.scope) return false;
-  switch (matrix.use) {
-    case kUseA:
-      return matrix.rows == shape.m && matrix.columns == shape.k && component == shape.a;
-    case kUseB:
-      return matrix.rows == shape.k && matrix.columns == shape.n && component == shape.b;
-    case kUseAccumulator:
-      return matrix.rows == shape.m && matrix.columns == shape.n &&
-             (component == shape.c || component == shape.result);
-    default:
-      return false;
-  }
+  auto is = [&](uint32_t rows, uint32_t columns, uint32_t type) {
+    return matrix.rows == rows && matrix.columns == columns && component == type;
+  };
+  return is(shape.m, shape.k, shape.a) || is(shape.k, shape.n, shape.b) ||
+         is(shape.m, shape.n, shape.c) || is(shape.m, shape.n, shape.result);
 }
 
 std::string describe_list(const std::vector<CooperativeMatrixShape>& shapes) {
@@ -147,6 +141,16 @@ hal_status check_cooperative_matrices(const ReflectedModule& module,
     }
   }
   return HAL_SUCCESS;
+}
+
+hal_status check_cooperative_matrix_block(const std::string& entry, const uint32_t block[3],
+                                          uint32_t subgroup_size) {
+  if (subgroup_size == 0 || block[0] % subgroup_size == 0) return HAL_SUCCESS;
+  return hal::failf(HAL_ERROR_INVALID_ARGUMENT,
+                    "'{}' uses cooperative matrices at subgroup scope, so its block's x size "
+                    "must be a multiple of the device's subgroup size ({}); block {{{},{},{}}} "
+                    "is not",
+                    entry, subgroup_size, block[0], block[1], block[2]);
 }
 
 }  // namespace hal::vulkan

@@ -100,13 +100,20 @@ std::vector<CooperativeMatrixShape> query_cooperative_matrix_shapes(
 // "16x16x16 float16*float16+float32=float32 (subgroup)", for messages and logs.
 std::string describe(const CooperativeMatrixShape& shape);
 
-// Checks each cooperative matrix type of |module| against |shapes|: a matrix A must be M×K with
-// component type A of some configuration at its scope, B K×N with type B, an accumulator M×N
-// with type C or the result type. Returns:
+// Checks each cooperative matrix type of |module| against |shapes|, as Vulkan defines a valid
+// type: one of the matrices of some configuration at its scope, A (M×K, component type A),
+// B (K×N, B), C or the result (M×N, C or the result type), whatever its Use. Not checked: that
+// the operands of each multiply-add come from one configuration. Returns:
 //   HAL_SUCCESS              every type matches a configuration (or the module has none);
 //   HAL_ERROR_NOT_SUPPORTED  one does not (the message names it and lists the configurations),
 //                            or its shape depends on a value decided at each launch.
 hal_status check_cooperative_matrices(const ReflectedModule& module,
                                       const std::vector<CooperativeMatrixShape>& shapes);
+
+// A kernel with subgroup-scope cooperative matrices must run whole subgroups: Vulkan requires
+// its workgroup's x size to be a multiple of the device's subgroup size. Returns HAL_SUCCESS, or
+// HAL_ERROR_INVALID_ARGUMENT naming |entry|, the block and the subgroup size.
+hal_status check_cooperative_matrix_block(const std::string& entry, const uint32_t block[3],
+                                          uint32_t subgroup_size);
 
 }  // namespace hal::vulkan

@@ -163,6 +163,15 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
     atomic_float2.pNext = features.pNext;
     features.pNext = &atomic_float2;
   }
+  // Integer dot products: core in Vulkan 1.3 (f13), an extension before.
+  const bool dot_product_ext =
+      !is13 && has_extension(extensions, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot_product{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  if (dot_product_ext) {
+    dot_product.pNext = features.pNext;
+    features.pNext = &dot_product;
+  }
   vkGetPhysicalDeviceFeatures2(physical, &features);
   if (!f12.timelineSemaphore) {
     return hal::failf(HAL_ERROR_NOT_SUPPORTED, "'{}' has no timeline semaphores", basic.deviceName);
@@ -206,6 +215,13 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
     e_atomic_float2.pNext = enable.pNext;
     enable.pNext = &e_atomic_float2;
   }
+  VkPhysicalDeviceShaderIntegerDotProductFeatures e_dot_product{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  if (dot_product_ext && dot_product.shaderIntegerDotProduct) {
+    e_dot_product.shaderIntegerDotProduct = VK_TRUE;
+    e_dot_product.pNext = enable.pNext;
+    enable.pNext = &e_dot_product;
+  }
   enable.features.shaderInt64 = features.features.shaderInt64;
   enable.features.shaderInt16 = features.features.shaderInt16;
   enable.features.shaderFloat64 = features.features.shaderFloat64;
@@ -225,16 +241,19 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   e12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;
   e12.shaderSharedInt64Atomics = f12.shaderSharedInt64Atomics;
   bool subgroup_size_control = false;
+  bool compute_full_subgroups = false;
   if (is13) {
     e13.subgroupSizeControl = f13.subgroupSizeControl;
     e13.computeFullSubgroups = f13.computeFullSubgroups;
     e13.maintenance4 = f13.maintenance4;
     e13.shaderIntegerDotProduct = f13.shaderIntegerDotProduct;
     subgroup_size_control = f13.subgroupSizeControl;
+    compute_full_subgroups = f13.computeFullSubgroups;
   } else if (subgroup_ext) {
     e_subgroup.subgroupSizeControl = subgroup_features.subgroupSizeControl;
     e_subgroup.computeFullSubgroups = subgroup_features.computeFullSubgroups;
     subgroup_size_control = subgroup_features.subgroupSizeControl;
+    compute_full_subgroups = subgroup_features.computeFullSubgroups;
   }
 
   const int family = pick_queue_family(physical);
@@ -261,6 +280,9 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   if (!cooperative_matrix_shapes.empty()) enabled_extensions.push_back(khr::kExtensionName);
   if (atomic_float_ext) enabled_extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
   if (atomic_float2_ext) enabled_extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
+  if (e_dot_product.shaderIntegerDotProduct) {
+    enabled_extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  }
   VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   device_info.pNext = &enable;
   device_info.queueCreateInfoCount = 1;
@@ -301,10 +323,13 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   caps_.subgroup_shuffle_relative = (subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT) != 0;
   caps_.subgroup_clustered = (subgroup_ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT) != 0;
   caps_.subgroup_quad = (subgroup_ops & VK_SUBGROUP_FEATURE_QUAD_BIT) != 0;
+  caps_.subgroup_size = props11.subgroupSize;
+  caps_.compute_full_subgroups = compute_full_subgroups;
   caps_.int64_atomics = e12.shaderBufferInt64Atomics || e12.shaderSharedInt64Atomics;
   caps_.variable_pointers_storage_buffer = e11.variablePointersStorageBuffer;
   caps_.variable_pointers = e11.variablePointers;
-  caps_.integer_dot_product = is13 && e13.shaderIntegerDotProduct;
+  caps_.integer_dot_product =
+      is13 ? e13.shaderIntegerDotProduct != 0 : e_dot_product.shaderIntegerDotProduct != 0;
   caps_.atomic_float32_add =
       e_atomic_float.shaderBufferFloat32AtomicAdd || e_atomic_float.shaderSharedFloat32AtomicAdd;
   caps_.atomic_float64_add =

@@ -59,10 +59,12 @@ struct DeviceCaps {
   bool subgroup_shuffle_relative = false;
   bool subgroup_clustered = false;
   bool subgroup_quad = false;
-  bool int64_atomics = false;  // in buffers or shared memory
+  uint32_t subgroup_size = 0;           // VkPhysicalDeviceVulkan11Properties::subgroupSize
+  bool compute_full_subgroups = false;  // REQUIRE_FULL_SUBGROUPS may be set on a pipeline
+  bool int64_atomics = false;           // in buffers or shared memory
   bool variable_pointers_storage_buffer = false;
   bool variable_pointers = false;
-  bool integer_dot_product = false;  // Vulkan 1.3 shaderIntegerDotProduct
+  bool integer_dot_product = false;  // shaderIntegerDotProduct
   // Float atomics in buffers or shared memory (VK_EXT_shader_atomic_float and ..._float2).
   bool atomic_float32_add = false;
   bool atomic_float64_add = false;

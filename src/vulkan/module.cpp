@@ -18,6 +18,7 @@ namespace hal::vulkan {
 namespace {
 
 constexpr uint32_t kSpirvMagic = 0x07230203u;
+constexpr uint32_t kScopeSubgroup = 3;
 
 uint32_t byte_swap(uint32_t v) {
   return ((v & 0xFFu) << 24) | ((v & 0xFF00u) << 8) | ((v >> 8) & 0xFF00u) | (v >> 24);
@@ -111,13 +112,14 @@ hal_status check_options(const ReflectedModule& module, const ModuleOptions& opt
 // Builds the layouts, parameter slots and description of one entry point.
 hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry,
                           const ModuleOptions& options, const std::vector<Specialization>& declared,
-                          const std::shared_ptr<ShaderModuleHandle>& shader,
+                          const std::shared_ptr<ShaderModuleHandle>& shader, bool subgroup_matrices,
                           std::unique_ptr<VulkanFunction>* out) {
   const VkPhysicalDeviceLimits& limits = device.caps().limits;
   auto state = std::make_shared<FunctionState>(device);
   state->shader = shader;
   state->entry = entry;
   state->specializations = declared;
+  state->subgroup_matrices = subgroup_matrices;
   state->shared_bytes_constant = options.shared_bytes_constant;
   state->shared_bytes_constant_id = options.shared_bytes_constant_id;
   FunctionDesc desc;
@@ -394,13 +396,11 @@ constexpr CapabilityNeed kCapabilityNeeds[] = {
     {4441, "VariablePointersStorageBuffer", &DeviceCaps::variable_pointers_storage_buffer,
      "variablePointersStorageBuffer"},
     {4442, "VariablePointers", &DeviceCaps::variable_pointers, "variablePointers"},
-    {6016, "DotProductInputAll", &DeviceCaps::integer_dot_product,
-     "shaderIntegerDotProduct (Vulkan 1.3)"},
-    {6017, "DotProductInput4x8Bit", &DeviceCaps::integer_dot_product,
-     "shaderIntegerDotProduct (Vulkan 1.3)"},
+    {6016, "DotProductInputAll", &DeviceCaps::integer_dot_product, "shaderIntegerDotProduct"},
+    {6017, "DotProductInput4x8Bit", &DeviceCaps::integer_dot_product, "shaderIntegerDotProduct"},
     {6018, "DotProductInput4x8BitPacked", &DeviceCaps::integer_dot_product,
-     "shaderIntegerDotProduct (Vulkan 1.3)"},
-    {6019, "DotProduct", &DeviceCaps::integer_dot_product, "shaderIntegerDotProduct (Vulkan 1.3)"},
+     "shaderIntegerDotProduct"},
+    {6019, "DotProduct", &DeviceCaps::integer_dot_product, "shaderIntegerDotProduct"},
     {6033, "AtomicFloat32AddEXT", &DeviceCaps::atomic_float32_add,
      "float32 atomic add (VK_EXT_shader_atomic_float)"},
     {6034, "AtomicFloat64AddEXT", &DeviceCaps::atomic_float64_add,
@@ -449,9 +449,15 @@ std::vector<uint32_t> capabilities_unknown_to_validator(spv_target_env env, cons
   return unknown;
 }
 
+// The capabilities a module may declare although the validator cannot read them: each is in
+// kCapabilityNeeds, so the device's feature is checked, and hal reflects what it brings (the
+// matrix types). Keep this list to what was decided one by one.
+constexpr uint32_t kUnvalidatedCapabilities[] = {6022};  // CooperativeMatrixKHR
+
 hal_status check_unvalidated_capabilities(const std::vector<uint32_t>& unknown) {
   for (uint32_t capability : unknown) {
-    if (find_need(capability) == nullptr) {
+    if (std::find(std::begin(kUnvalidatedCapabilities), std::end(kUnvalidatedCapabilities),
+                  capability) == std::end(kUnvalidatedCapabilities)) {
       return hal::failf(HAL_ERROR_INVALID_IR,
                         "the module declares capability {}, which neither hal nor its SPIR-V "
                         "validator knows: a capability newer than this build of hal (it cannot "
@@ -537,6 +543,11 @@ hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_byte
   if (hal_status status = check_launch_shared_memory(block, shared_bytes); status != HAL_SUCCESS) {
     return status;
   }
+  if (subgroup_matrices) {
+    hal_status status =
+        check_cooperative_matrix_block(entry.name, block, device.caps().subgroup_size);
+    if (status != HAL_SUCCESS) return status;
+  }
   // Specialization data: the module's constants, then the ones the launch decides (block
   // dimensions and the shared-memory size), which win over the module's for the same id.
   std::vector<VkSpecializationMapEntry> entries;
@@ -566,6 +577,12 @@ hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_byte
   info.stage.module = shader->module;
   info.stage.pName = entry.name.c_str();
   info.stage.pSpecializationInfo = entries.empty() ? nullptr : &specialization;
+  // Subgroup-scope matrices need every invocation of a subgroup. SPIR-V 1.6 modules get whole
+  // subgroups when the block's x is a multiple of the subgroup size (checked above); older ones
+  // only with this flag, where the device has it.
+  if (subgroup_matrices && shader->words[1] < 0x00010600u && device.caps().compute_full_subgroups) {
+    info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
   info.layout = layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkResult result = device.vk().vkCreateComputePipelines(
@@ -674,10 +691,13 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   auto shader = std::make_shared<ShaderModuleHandle>(device, shader_module, std::move(words));
   shader->bounds = std::move(bounds);
 
+  const bool subgroup_matrices =
+      std::any_of(reflected.cooperative_matrices.begin(), reflected.cooperative_matrices.end(),
+                  [](const ReflectedCooperativeMatrix& m) { return m.scope == kScopeSubgroup; });
   auto module = std::make_unique<VulkanModule>(device);
   for (const ReflectedEntryPoint& entry : reflected.entry_points) {
     std::unique_ptr<VulkanFunction> function;
-    status = build_function(device, entry, options, declared, shader, &function);
+    status = build_function(device, entry, options, declared, shader, subgroup_matrices, &function);
     if (status != HAL_SUCCESS) return status;
     module->functions.push_back(std::move(function));
   }

@@ -97,6 +97,8 @@ struct FunctionState {
   std::vector<Specialization> specializations;  // from the module options, declared ids only
   bool shared_bytes_constant = false;
   uint32_t shared_bytes_constant_id = 0;
+  // The module uses subgroup-scope cooperative matrices: every pipeline needs whole subgroups.
+  bool subgroup_matrices = false;
   // A kernel whose block is fixed (and with no shared-bytes constant) has one pipeline, built at
   // load and set before the function is published: launches take it without a lock.
   VkPipeline fixed_pipeline = VK_NULL_HANDLE;

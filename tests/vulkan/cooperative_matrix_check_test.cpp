@@ -107,10 +107,13 @@ TEST(CooperativeMatrixTypes, CheckedAgainstTheDeviceShapes) {
   // The same shape at workgroup scope does not match.
   m8.scope = 2;
   EXPECT_EQ(hal::vulkan::check_cooperative_matrices(eight_rows, {m8}), HAL_ERROR_NOT_SUPPORTED);
-  // Nor does an fp32 A.
-  CooperativeMatrixShape fp32_a = kShape16;
-  fp32_a.a = 1;
-  EXPECT_EQ(hal::vulkan::check_cooperative_matrices(fits, {fp32_a}), HAL_ERROR_NOT_SUPPORTED);
+  // Nor do fp32 A and B (the module's 16x16 fp16 A is then none of the configuration's
+  // matrices; with fp32 A alone it would be shaped and typed as B, which is valid).
+  CooperativeMatrixShape fp32_ab = kShape16;
+  fp32_ab.a = 1;
+  EXPECT_EQ(hal::vulkan::check_cooperative_matrices(fits, {fp32_ab}), HAL_SUCCESS);
+  fp32_ab.b = 1;
+  EXPECT_EQ(hal::vulkan::check_cooperative_matrices(fits, {fp32_ab}), HAL_ERROR_NOT_SUPPORTED);
 
   // Decided at launch: not checkable, refused with the way out.
   hal::vulkan::ReflectOptions at_launch;
@@ -118,6 +121,69 @@ TEST(CooperativeMatrixTypes, CheckedAgainstTheDeviceShapes) {
   EXPECT_EQ(hal::vulkan::check_cooperative_matrices(reflect(at_launch), {kShape16}),
             HAL_ERROR_NOT_SUPPORTED);
   EXPECT_NE(hal::pending_error().find("at load"), std::string::npos) << hal::pending_error();
+}
+
+ReflectedCooperativeMatrix matrix(ReflectedCooperativeMatrix::Kind kind, uint32_t width,
+                                  uint32_t rows, uint32_t columns, uint32_t use) {
+  ReflectedCooperativeMatrix m;
+  m.kind = kind;
+  m.width = width;
+  m.scope = 3;
+  m.rows = rows;
+  m.columns = columns;
+  m.use = use;
+  m.known = true;
+  return m;
+}
+
+// M, N and K all differ, so a check that mixed up rows and columns, or M, N and K, fails here.
+TEST(CooperativeMatrixTypes, EachMatrixHasItsOwnDimensions) {
+  using Kind = ReflectedCooperativeMatrix::Kind;
+  // 16x8x32 int8*int8+int32=int32 at subgroup scope.
+  const CooperativeMatrixShape int8{16, 8, 32, 3, 3, 5, 5, 3, false};
+  ReflectedModule module;
+  module.cooperative_matrices = {matrix(Kind::kSignedInt, 8, 16, 32, 0),   // A: M x K
+                                 matrix(Kind::kSignedInt, 8, 32, 8, 1),    // B: K x N
+                                 matrix(Kind::kSignedInt, 32, 16, 8, 2)};  // C: M x N
+  EXPECT_EQ(hal::vulkan::check_cooperative_matrices(module, {int8}), HAL_SUCCESS)
+      << hal::pending_error();
+  for (const ReflectedCooperativeMatrix& wrong :
+       {matrix(Kind::kSignedInt, 8, 32, 16, 0),      // A transposed
+        matrix(Kind::kSignedInt, 8, 8, 32, 1),       // B transposed
+        matrix(Kind::kSignedInt, 32, 8, 16, 2),      // C transposed
+        matrix(Kind::kUnsignedInt, 8, 16, 32, 0),    // unsigned A
+        matrix(Kind::kSignedInt, 16, 16, 32, 0)}) {  // 16-bit A
+    ReflectedModule one;
+    one.cooperative_matrices = {wrong};
+    EXPECT_EQ(hal::vulkan::check_cooperative_matrices(one, {int8}), HAL_ERROR_NOT_SUPPORTED)
+        << wrong.rows << "x" << wrong.columns << " use " << wrong.use;
+  }
+}
+
+// Vulkan's rule for a type is that it is one of a configuration's matrices, whatever its Use:
+// an accumulator shaped and typed like A is valid, and so is one of the result type.
+TEST(CooperativeMatrixTypes, UseDoesNotNarrowTheShape) {
+  using Kind = ReflectedCooperativeMatrix::Kind;
+  // 8x16x16 float16*float16+float32=float16.
+  const CooperativeMatrixShape shape{8, 16, 16, 0, 0, 1, 0, 3, false};
+  ReflectedModule module;
+  module.cooperative_matrices = {matrix(Kind::kFloat, 16, 8, 16, 2),    // like A (and result)
+                                 matrix(Kind::kFloat, 32, 8, 16, 2),    // C
+                                 matrix(Kind::kFloat, 16, 16, 16, 0)};  // like B, used as A
+  EXPECT_EQ(hal::vulkan::check_cooperative_matrices(module, {shape}), HAL_SUCCESS)
+      << hal::pending_error();
+}
+
+TEST(CooperativeMatrixTypes, BlocksRunWholeSubgroups) {
+  const uint32_t good[3] = {64, 2, 1};
+  const uint32_t bad[3] = {48, 1, 1};
+  EXPECT_EQ(hal::vulkan::check_cooperative_matrix_block("k", good, 32), HAL_SUCCESS);
+  EXPECT_EQ(hal::vulkan::check_cooperative_matrix_block("k", bad, 32), HAL_ERROR_INVALID_ARGUMENT);
+  const std::string message = hal::pending_error();
+  EXPECT_NE(message.find("'k'"), std::string::npos) << message;
+  EXPECT_NE(message.find("(32)"), std::string::npos) << message;
+  EXPECT_NE(message.find("{48,1,1}"), std::string::npos) << message;
+  EXPECT_EQ(hal::vulkan::check_cooperative_matrix_block("k", bad, 16), HAL_SUCCESS);
 }
 
 TEST(CooperativeMatrixTypes, ModulesWithNoneNeedNoShapes) {
@@ -174,6 +240,9 @@ TEST(CooperativeMatrixTypes, CapabilitiesNewerThanTheValidatorAreFound) {
   EXPECT_EQ(unknown_bogus[0], 0x7FFF0u);
   EXPECT_EQ(hal::vulkan::check_unvalidated_capabilities(unknown_bogus), HAL_ERROR_INVALID_IR);
   EXPECT_NE(hal::pending_error().find("524272"), std::string::npos) << hal::pending_error();
+  // Skipping the validator is decided capability by capability: one whose feature hal checks
+  // (VulkanMemoryModel) is not thereby allowed through unvalidated.
+  EXPECT_EQ(hal::vulkan::check_unvalidated_capabilities({5345u}), HAL_ERROR_INVALID_IR);
 }
 
 }  // namespace
