@@ -74,15 +74,5 @@ void main() {
       [[unroll]] for (uint j = 0; j < TN; ++j) acc[i * TN + j] += av[i] * bv[j];
     }
   }
-  [[unroll]] for (uint i = 0; i < TM; ++i) {
-    uint row = m0 + i;
-    [[unroll]] for (uint j = 0; j < TN; ++j) {
-      uint col = n0 + j * TX;
-      if (row < p.M && col < p.N) {
-        float r = p.alpha * acc[i * TN + j];
-        if (p.beta != 0.0) r += p.beta * LOAD(c[row * p.ldc + col]);
-        c[row * p.ldc + col] = STORE(r);
-      }
-    }
-  }
+  HAL_STORE_REGISTER_TILE(m0, n0, TX)
 }

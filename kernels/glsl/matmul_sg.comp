@@ -101,15 +101,5 @@ void main() {
       STEP(1, A_OWN)
     }
   }
-  [[unroll]] for (uint i = 0; i < TM; ++i) {
-    uint row = m0 + i;
-    [[unroll]] for (uint j = 0; j < TN; ++j) {
-      uint col = n0 + j * SG;
-      if (row < p.M && col < p.N) {
-        float r = p.alpha * acc[i * TN + j];
-        if (p.beta != 0.0) r += p.beta * LOAD(c[row * p.ldc + col]);
-        c[row * p.ldc + col] = STORE(r);
-      }
-    }
-  }
+  HAL_STORE_REGISTER_TILE(m0, n0, SG)
 }
