@@ -18,6 +18,13 @@
 namespace hal::vulkan {
 namespace {
 
+// Puts |extension| (a Vulkan structure with sType and pNext) first in |head|'s pNext chain.
+template <typename Head, typename Extension>
+void chain(Head& head, Extension& extension) {
+  extension.pNext = head.pNext;
+  head.pNext = &extension;
+}
+
 bool has_extension(const std::vector<VkExtensionProperties>& list, const char* name) {
   for (const VkExtensionProperties& e : list) {
     if (std::strcmp(e.extensionName, name) == 0) return true;
@@ -124,10 +131,7 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   props11.pNext = &props12;
   if (is13 || subgroup_ext) props12.pNext = &subgroup_control;
   if (is13) subgroup_control.pNext = &maintenance4;
-  if (cooperative_matrix_ext) {
-    cooperative_matrix_props.pNext = props.pNext;
-    props.pNext = &cooperative_matrix_props;
-  }
+  if (cooperative_matrix_ext) chain(props, cooperative_matrix_props);
   vkGetPhysicalDeviceProperties2(physical, &props);
 
   // Features: query what exists, enable the subset hal uses.
@@ -142,10 +146,7 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   if (is13) f12.pNext = &f13;
   if (subgroup_ext) f12.pNext = &subgroup_features;
   khr::Features cooperative_matrix_features;
-  if (cooperative_matrix_ext) {
-    cooperative_matrix_features.pNext = features.pNext;
-    features.pNext = &cooperative_matrix_features;
-  }
+  if (cooperative_matrix_ext) chain(features, cooperative_matrix_features);
   // Float atomics (atomicAdd on a float, and with the second extension min/max and fp16).
   const bool atomic_float_ext =
       has_extension(extensions, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
@@ -155,23 +156,14 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
   VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic_float2{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
-  if (atomic_float_ext) {
-    atomic_float.pNext = features.pNext;
-    features.pNext = &atomic_float;
-  }
-  if (atomic_float2_ext) {
-    atomic_float2.pNext = features.pNext;
-    features.pNext = &atomic_float2;
-  }
+  if (atomic_float_ext) chain(features, atomic_float);
+  if (atomic_float2_ext) chain(features, atomic_float2);
   // Integer dot products: core in Vulkan 1.3 (f13), an extension before.
   const bool dot_product_ext =
       !is13 && has_extension(extensions, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   VkPhysicalDeviceShaderIntegerDotProductFeatures dot_product{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
-  if (dot_product_ext) {
-    dot_product.pNext = features.pNext;
-    features.pNext = &dot_product;
-  }
+  if (dot_product_ext) chain(features, dot_product);
   vkGetPhysicalDeviceFeatures2(physical, &features);
   if (!f12.timelineSemaphore) {
     return hal::failf(HAL_ERROR_NOT_SUPPORTED, "'{}' has no timeline semaphores", basic.deviceName);
@@ -197,8 +189,7 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   khr::Features e_cooperative_matrix;
   if (!cooperative_matrix_shapes.empty()) {
     e_cooperative_matrix.cooperativeMatrix = VK_TRUE;
-    e_cooperative_matrix.pNext = enable.pNext;
-    enable.pNext = &e_cooperative_matrix;
+    chain(enable, e_cooperative_matrix);
   }
   // Enabled as queried, less the image atomics (hal has no images).
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT e_atomic_float = atomic_float;
@@ -207,20 +198,13 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   e_atomic_float.sparseImageFloat32Atomics = e_atomic_float.sparseImageFloat32AtomicAdd = VK_FALSE;
   e_atomic_float2.shaderImageFloat32AtomicMinMax = VK_FALSE;
   e_atomic_float2.sparseImageFloat32AtomicMinMax = VK_FALSE;
-  if (atomic_float_ext) {
-    e_atomic_float.pNext = enable.pNext;
-    enable.pNext = &e_atomic_float;
-  }
-  if (atomic_float2_ext) {
-    e_atomic_float2.pNext = enable.pNext;
-    enable.pNext = &e_atomic_float2;
-  }
+  if (atomic_float_ext) chain(enable, e_atomic_float);
+  if (atomic_float2_ext) chain(enable, e_atomic_float2);
   VkPhysicalDeviceShaderIntegerDotProductFeatures e_dot_product{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
   if (dot_product_ext && dot_product.shaderIntegerDotProduct) {
     e_dot_product.shaderIntegerDotProduct = VK_TRUE;
-    e_dot_product.pNext = enable.pNext;
-    enable.pNext = &e_dot_product;
+    chain(enable, e_dot_product);
   }
   enable.features.shaderInt64 = features.features.shaderInt64;
   enable.features.shaderInt16 = features.features.shaderInt16;
