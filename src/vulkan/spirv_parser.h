@@ -88,7 +88,7 @@ class Parser {
   bool build(ReflectedModule* out);
   bool type_size(uint32_t id, int depth, uint64_t* size, uint32_t* alignment);
   bool type_size_uncached(uint32_t id, int depth, uint64_t* size, uint32_t* alignment);
-  void reflect_cooperative_matrices(ReflectedModule* module);
+  bool reflect_cooperative_matrices(ReflectedModule* module);
   bool resolve_block(const std::vector<uint32_t>& ids, ReflectedEntryPoint* entry);
   // Evaluation after specialization. |at_launch|: constants decided at launch are unknown.
   Value evaluate(uint32_t id, bool at_launch, int depth);

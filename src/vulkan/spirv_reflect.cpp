@@ -525,7 +525,7 @@ bool Parser::build(ReflectedModule* out) {
     }
     entry.bindings = std::move(merged);
   }
-  reflect_cooperative_matrices(&module);
+  if (!reflect_cooperative_matrices(&module)) return false;
   *out = std::move(module);
   return true;
 }
@@ -533,9 +533,14 @@ bool Parser::build(ReflectedModule* out) {
 // Each OpTypeCooperativeMatrixKHR: Component Type, then the ids of Scope, Rows, Columns and Use,
 // which may be specialization constants. Evaluated as at a launch, so that a value decided per
 // launch (a workgroup size left open at load) is reported unknown.
-void Parser::reflect_cooperative_matrices(ReflectedModule* module) {
+bool Parser::reflect_cooperative_matrices(ReflectedModule* module) {
   for (uint32_t id : cooperative_matrix_types_) {
-    const std::vector<uint32_t>& o = types_[id].operands;  // at least 5, checked at parse
+    const Type& type = types_[id];
+    // The id may have been declared again since, as another type (invalid, but not validated).
+    if (type.op != kOpTypeCooperativeMatrixKHR || type.operands.size() < 5) {
+      return fail(fmt::format("type %{} is declared more than once", id));
+    }
+    const std::vector<uint32_t>& o = type.operands;
     ReflectedCooperativeMatrix matrix;
     auto component = types_.find(o[0]);
     if (component != types_.end() && !component->second.operands.empty()) {
@@ -559,6 +564,7 @@ void Parser::reflect_cooperative_matrices(ReflectedModule* module) {
     matrix.use = static_cast<uint32_t>(use.bits);
     module->cooperative_matrices.push_back(matrix);
   }
+  return true;
 }
 
 }  // namespace hal::vulkan::spirv

@@ -83,6 +83,17 @@ TEST(CooperativeMatrixTypes, ReflectedAfterSpecialization) {
   EXPECT_FALSE(module.cooperative_matrices[0].known);
 }
 
+// Reflection reads unvalidated modules: an id declared as a cooperative matrix and then again as
+// another type (found by fuzzing) is a clean failure, not a read past the operands.
+TEST(CooperativeMatrixTypes, RedeclaredTypeIsAFailure) {
+  std::vector<uint32_t> words = kModule;
+  words.insert(words.end(), {op(3, 22), 9u, 32u});  // %9 = OpTypeFloat 32, again
+  ReflectedModule module;
+  std::string error;
+  EXPECT_FALSE(hal::vulkan::reflect_spirv(words.data(), words.size(), &module, &error));
+  EXPECT_NE(error.find("%9"), std::string::npos) << error;
+}
+
 TEST(CooperativeMatrixTypes, CheckedAgainstTheDeviceShapes) {
   hal::vulkan::ReflectOptions given;
   given.specializations.push_back({7, 16});
