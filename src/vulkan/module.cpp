@@ -4,6 +4,7 @@
 #include "common/log.h"
 #include "vulkan/device.h"
 #include "vulkan/pipeline_cache.h"
+#include "vulkan/spirv_enums.h"
 #include "vulkan/validation.h"
 #include "vulkan/vk_status.h"
 
@@ -18,7 +19,6 @@ namespace hal::vulkan {
 namespace {
 
 constexpr uint32_t kSpirvMagic = 0x07230203u;
-constexpr uint32_t kScopeSubgroup = 3;
 
 uint32_t byte_swap(uint32_t v) {
   return ((v & 0xFFu) << 24) | ((v & 0xFF00u) << 8) | ((v >> 8) & 0xFF00u) | (v >> 24);
@@ -624,9 +624,9 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   }
   // A module may declare a capability newer than the SPIR-V tools hal was built with (say
   // CooperativeMatrixKHR). Their validator cannot read such a module at all, so it goes to the
-  // driver unvalidated, as Vulkan itself takes it, provided hal knows which device feature the
-  // capability needs and checks it below; hal's own reflection still reads every instruction it
-  // relies on.
+  // driver unvalidated, as Vulkan itself takes it, provided every such capability is one of
+  // kUnvalidatedCapabilities, whose device feature (and matrix types) hal checks below; hal's own
+  // reflection still reads every instruction it relies on.
   const std::vector<uint32_t> unvalidated =
       capabilities_unknown_to_validator(device.caps().spirv_env, words.data(), words.size());
   hal_status status = HAL_SUCCESS;
@@ -691,9 +691,9 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   auto shader = std::make_shared<ShaderModuleHandle>(device, shader_module, std::move(words));
   shader->bounds = std::move(bounds);
 
-  const bool subgroup_matrices =
-      std::any_of(reflected.cooperative_matrices.begin(), reflected.cooperative_matrices.end(),
-                  [](const ReflectedCooperativeMatrix& m) { return m.scope == kScopeSubgroup; });
+  const bool subgroup_matrices = std::any_of(
+      reflected.cooperative_matrices.begin(), reflected.cooperative_matrices.end(),
+      [](const ReflectedCooperativeMatrix& m) { return m.scope == spirv::kScopeSubgroup; });
   auto module = std::make_unique<VulkanModule>(device);
   for (const ReflectedEntryPoint& entry : reflected.entry_points) {
     std::unique_ptr<VulkanFunction> function;

@@ -148,6 +148,7 @@ constexpr uint32_t kCapabilityInt16 = 22;
 constexpr uint32_t kCapabilityInt8 = 39;
 constexpr uint32_t kMemoryModelVulkan = 3;
 constexpr uint32_t kScopeDevice = 1;
+constexpr uint32_t kScopeSubgroup = 3;
 constexpr uint32_t kScopeQueueFamily = 5;
 constexpr uint32_t kVersion13 = 0x00010300u;
 constexpr const char* kStorageBufferExtension = "SPV_KHR_storage_buffer_storage_class";

@@ -96,8 +96,8 @@ std::string DeviceTest::cannot_run(const std::string& name) const {
   }
   const hal_kernel_info* k = hal_kernels_info(name.c_str());
   if (k == nullptr) return "The kernel pack has no kernel named " + name + ".";
-  // (A built-in kernel needs no feature of the device's compiler: its driver has it or not, and
-  // hal_kernels_runs_on checks only the blob then.)
+  // For a built-in kernel hal_kernels_runs_on checks only that the pack has its blob: it needs
+  // no feature of the device's compiler, its driver has it or not.
   char why[512];
   if (!hal_kernels_runs_on(k, pack_ir(), &info(), why, sizeof why)) {
     return std::string(why) + ".";
