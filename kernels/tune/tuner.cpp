@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -232,21 +233,33 @@ std::string format_outcomes(const SearchResult& result, size_t top) {
   const double base = result.baseline != nullptr && result.baseline->verdict == Verdict::kTimed
                           ? result.baseline->median_ms
                           : 0;
+  // The rows shown: the top ones and the default wherever it ranks. The label column is as wide
+  // as the widest of them (tensor-core labels are longer than the others).
+  struct Row {
+    size_t rank;
+    const Outcome* outcome;
+    std::string label;
+  };
+  std::vector<Row> rows;
+  int width = static_cast<int>(std::strlen("candidate"));
+  for (size_t i = 0; i < timed.size(); ++i) {
+    const bool is_default = timed[i]->candidate->is_default;
+    if (i >= top && !is_default) continue;
+    rows.push_back(
+        {i + 1, timed[i], timed[i]->candidate->label + (is_default ? " (default)" : "")});
+    width = std::max(width, static_cast<int>(rows.back().label.size()));
+  }
   std::string out;
-  char line[256];
-  std::snprintf(line, sizeof(line), "  %-4s %-32s %12s %6s %8s\n", "rank", "candidate", "median",
-                "runs", "speedup");
+  char line[512];
+  std::snprintf(line, sizeof(line), "  %-4s %-*s %12s %6s %8s\n", "rank", width, "candidate",
+                "median", "runs", "speedup");
   out += line;
-  size_t rank = 0;
   bool default_shown = false;
-  for (const Outcome* o : timed) {
-    ++rank;
-    const bool is_default = o->candidate->is_default;
-    if (rank > top && !is_default) continue;
-    default_shown = default_shown || is_default;
-    const std::string label = o->candidate->label + (is_default ? " (default)" : "");
-    std::snprintf(line, sizeof(line), "  %-4zu %-32s %12s %6zu %7.2fx\n", rank, label.c_str(),
-                  ms_text(o->median_ms).c_str(), o->ms.size(),
+  for (const Row& row : rows) {
+    const Outcome* o = row.outcome;
+    default_shown = default_shown || o->candidate->is_default;
+    std::snprintf(line, sizeof(line), "  %-4zu %-*s %12s %6zu %7.2fx\n", row.rank, width,
+                  row.label.c_str(), ms_text(o->median_ms).c_str(), o->ms.size(),
                   base > 0 && o->median_ms > 0 ? base / o->median_ms : 0.0);
     out += line;
   }

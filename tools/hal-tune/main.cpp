@@ -13,8 +13,9 @@
 // docs/TUNING.md.
 //
 // Exit status: 0 when every family was tuned (or --show printed the database), 1 when a family
-// could not be tuned or the database could not be written, 2 on a usage error, 77 when the device
-// does not exist.
+// could not be tuned, the device runs none, or the database could not be written, 2 on a usage
+// error (checked before any device is opened), 77 when the device does not exist. The database is
+// written only when this run tuned a family; the families tuned are kept when another fails.
 #include "attention_problem.h"
 #include "matmul_problem.h"
 #include "plan.h"
@@ -91,6 +92,11 @@ bool is_attention(const std::string& family) {
   return std::find(known.begin(), known.end(), family) != known.end();
 }
 
+bool is_matmul(const std::string& family) {
+  const std::vector<std::string> known = tune::MatmulProblem::families();
+  return std::find(known.begin(), known.end(), family) != known.end();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,7 +122,18 @@ int main(int argc, char** argv) {
     if (arg == "--device") {
       selector = next();
     } else if (arg == "--family") {
-      families.push_back(next());
+      const std::string family = next();
+      if (!is_attention(family) && !is_matmul(family)) {
+        std::string list;
+        for (const auto& known :
+             {tune::MatmulProblem::families(), tune::AttentionProblem::families()}) {
+          for (const std::string& f : known) list += (list.empty() ? "" : ", ") + f;
+        }
+        std::fprintf(stderr, "hal-tune: --family '%s' is not a family the tuner knows (%s)\n",
+                     family.c_str(), list.c_str());
+        return 2;
+      }
+      families.push_back(family);
     } else if (arg == "--shape") {
       const char* text = next();
       std::vector<uint32_t> dims;
@@ -226,24 +243,19 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "hal-tune: not tuning %s: %s\n", family.c_str(), skip.c_str());
       }
     }
+    if (families.empty()) {
+      std::fprintf(stderr, "hal-tune: %s:%u runs none of the tuner's families\n", info.backend_name,
+                   info.backend_index);
+      return 1;
+    }
   }
   std::printf("hal-tune: %s:%u (%s), budget %.0f s per family\n", info.backend_name,
               info.backend_index, info.name, options.budget_seconds);
   int status = 0;
+  size_t tuned = 0;  // families this run put into the database
   for (const std::string& family : families) {
     std::unique_ptr<tune::DeviceProblem> problem;
     std::string shape_text;
-    const std::vector<std::string> matmul = tune::MatmulProblem::families();
-    if (!is_attention(family) && std::find(matmul.begin(), matmul.end(), family) == matmul.end()) {
-      std::string list;
-      for (const auto& known : {matmul, tune::AttentionProblem::families()}) {
-        for (const std::string& f : known) list += (list.empty() ? "" : ", ") + f;
-      }
-      std::fprintf(stderr, "hal-tune: '%s' is not a family the tuner knows (it knows: %s)\n",
-                   family.c_str(), list.c_str());
-      status = 1;
-      continue;
-    }
     if (is_attention(family)) {
       problem = tune::AttentionProblem::create(device, family, attention, &why);
       shape_text = "batch_heads " + std::to_string(attention.batch_heads) + ", seq_q " +
@@ -285,11 +297,12 @@ int main(int argc, char** argv) {
     entry.default_time_ms = result.baseline->median_ms;
     entry.label = winner.label;
     db.put(entry);
+    ++tuned;
     std::printf("%s: chose %s: %.3f ms against the default's %.3f ms (%.2fx)\n", family.c_str(),
                 winner.label.c_str(), entry.time_ms, entry.default_time_ms,
                 entry.time_ms > 0 ? entry.default_time_ms / entry.time_ms : 0.0);
   }
-  if (save && !db.entries().empty()) {
+  if (save && tuned > 0) {
     std::string error;
     if (!db.save(path, &error)) {
       std::fprintf(stderr, "hal-tune: %s\n", error.c_str());
