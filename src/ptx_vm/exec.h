@@ -58,6 +58,16 @@ struct Exec {
   uint32_t& word(Ref ref) const { return *row<uint32_t>(ref); }
 };
 
+// The address [base+disp] in lane |lane|. With a 32-bit base register the address is 32 bits and
+// the sum wraps, as on a GPU: compilers count on it (nvcc may leave a "negative" offset in the
+// register and add the rest as the displacement). Without a base (kNoRef) the address is disp.
+HAL_PTX_VM_INLINE uint64_t address_at(const Exec& x, Ref base, bool wide_base, int64_t disp,
+                                      uint32_t lane) {
+  if (base == kNoRef) return static_cast<uint64_t>(disp);
+  if (wide_base) return x.row<uint64_t>(base)[lane] + static_cast<uint64_t>(disp);
+  return uint32_t{x.row<uint32_t>(base)[lane] + static_cast<uint32_t>(disp)};
+}
+
 // Calls f(lane) for every lane set in |mask|. The full-mask case is a plain loop the compiler
 // can vectorise.
 template <typename F>

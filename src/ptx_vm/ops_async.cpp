@@ -46,11 +46,6 @@ struct CopyInfo {
 // a[3] the ignore-src predicate word (kNoRef: none). disp the destination's displacement, ext a
 // CopyInfo. flags: bit 0 a 64-bit destination base, bit 1 a 64-bit source base, bit 2 the
 // ignore-src predicate is negated.
-inline uint64_t base_of(const Exec& x, Ref ref, bool wide, uint32_t lane) {
-  if (ref == kNoRef) return 0;
-  return wide ? x.row<uint64_t>(ref)[lane] : uint64_t{x.row<uint32_t>(ref)[lane]};
-}
-
 template <uint32_t kSize>
 void cp_async(Exec& x, const Op& op, uint32_t mask) {
   const auto* info = static_cast<const CopyInfo*>(op.ext);
@@ -59,10 +54,8 @@ void cp_async(Exec& x, const Op& op, uint32_t mask) {
   if (op.a[3] != kNoRef) ignore = x.word(op.a[3]) ^ ((op.flags & 4) != 0 ? kFullMask : 0);
   for_lanes(mask, [&](uint32_t l) {
     if (x.faulted) return;
-    const uint64_t dst =
-        base_of(x, op.a[0], (op.flags & 1) != 0, l) + static_cast<uint64_t>(op.disp);
-    const uint64_t src =
-        base_of(x, op.a[1], (op.flags & 2) != 0, l) + static_cast<uint64_t>(info->src_disp);
+    const uint64_t dst = address_at(x, op.a[0], (op.flags & 1) != 0, op.disp, l);
+    const uint64_t src = address_at(x, op.a[1], (op.flags & 2) != 0, info->src_disp, l);
     uint32_t n = kSize;
     if (src_size != nullptr) {
       n = src_size[l];

@@ -229,10 +229,7 @@ typename F::Bits plain_rmw(uint8_t* p, typename F::Bits b, typename F::Bits c) {
 // (kNoRef for an absolute address), a[2] operand b, a[3] operand c (cas), disp the displacement.
 // flags: bit 0 a 64-bit base.
 inline uint64_t address_of(const Exec& x, const Op& op, uint32_t lane) {
-  if (op.a[1] == kNoRef) return static_cast<uint64_t>(op.disp);
-  const uint64_t base = (op.flags & 1) != 0 ? x.row<uint64_t>(op.a[1])[lane]
-                                            : uint64_t{x.row<uint32_t>(op.a[1])[lane]};
-  return base + static_cast<uint64_t>(op.disp);
+  return address_at(x, op.a[1], (op.flags & 1) != 0, op.disp, lane);
 }
 
 // A generic address in the local window: PTX defines atomics on global and shared memory only.

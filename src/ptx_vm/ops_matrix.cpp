@@ -601,11 +601,7 @@ constexpr uint8_t kGenericAddress = 4;
 
 // The shared-memory row of 16 bytes that lane |lane| names, or nullptr after a fault.
 uint8_t* matrix_row(Exec& x, const Op& op, uint32_t lane, Access access, const char* what) {
-  uint64_t address = static_cast<uint64_t>(op.disp);
-  if (op.a[4] != kNoRef) {
-    address += (op.flags & kWideBase) != 0 ? x.row<uint64_t>(op.a[4])[lane]
-                                           : uint64_t{x.row<uint32_t>(op.a[4])[lane]};
-  }
+  uint64_t address = address_at(x, op.a[4], (op.flags & kWideBase) != 0, op.disp, lane);
   if ((op.flags & kGenericAddress) != 0) {
     if (address - kSharedWindow >= kWindowSize) {
       char buf[24];

@@ -16,10 +16,7 @@ using O = ir::Opcode;
 // base (kNoRef for an absolute address), disp the displacement. flags: bit 0 a 64-bit base.
 // imm: element bytes | registers' bytes << 8 | signed << 16.
 HAL_PTX_VM_INLINE uint64_t address_of(const Exec& x, const Op& op, uint32_t lane) {
-  if (op.a[4] == kNoRef) return static_cast<uint64_t>(op.disp);
-  const uint64_t base = (op.flags & 1) != 0 ? x.row<uint64_t>(op.a[4])[lane]
-                                            : uint64_t{x.row<uint32_t>(op.a[4])[lane]};
-  return base + static_cast<uint64_t>(op.disp);
+  return address_at(x, op.a[4], (op.flags & 1) != 0, op.disp, lane);
 }
 
 // Whether other worker threads reach |space| too: global memory, directly or through a generic
@@ -102,11 +99,11 @@ template <MemSpace kSpace, typename T, typename Base>
 void load_scalar(Exec& x, const Op& op, uint32_t mask) {
   T* d = x.row<T>(op.a[0]);
   const Base* base = x.row<Base>(op.a[4]);
-  const uint64_t disp = static_cast<uint64_t>(op.disp);
+  const Base disp = static_cast<Base>(op.disp);  // a u32 base wraps, as in address_at
   for (uint32_t l = 0; l < kWarpSize; ++l) {
     if (((mask >> l) & 1u) == 0) continue;
-    const uint8_t* p =
-        memory_at(x, kSpace, uint64_t{base[l]} + disp, sizeof(T), sizeof(T), Access::kRead, l);
+    const uint8_t* p = memory_at(x, kSpace, uint64_t{static_cast<Base>(base[l] + disp)}, sizeof(T),
+                                 sizeof(T), Access::kRead, l);
     if (p == nullptr) return;
     if constexpr (host_shared(kSpace)) {
       d[l] = load_relaxed<T>(p);
@@ -120,11 +117,11 @@ template <MemSpace kSpace, typename T, typename Base>
 void store_scalar(Exec& x, const Op& op, uint32_t mask) {
   const T* v = x.row<T>(op.a[0]);
   const Base* base = x.row<Base>(op.a[4]);
-  const uint64_t disp = static_cast<uint64_t>(op.disp);
+  const Base disp = static_cast<Base>(op.disp);  // a u32 base wraps, as in address_at
   for (uint32_t l = 0; l < kWarpSize; ++l) {
     if (((mask >> l) & 1u) == 0) continue;
-    uint8_t* p =
-        memory_at(x, kSpace, uint64_t{base[l]} + disp, sizeof(T), sizeof(T), Access::kWrite, l);
+    uint8_t* p = memory_at(x, kSpace, uint64_t{static_cast<Base>(base[l] + disp)}, sizeof(T),
+                           sizeof(T), Access::kWrite, l);
     if (p == nullptr) return;
     if constexpr (host_shared(kSpace)) {
       store_relaxed<T>(p, v[l]);

@@ -180,6 +180,54 @@ TEST(PtxVmEngine, BarrierOrdersSharedMemoryAcrossWarps) {
   EXPECT_EQ(hal::ptx_vm::info(*vm.program().find("reverse")).static_shared_bytes, 1024u);
 }
 
+// A 32-bit address register plus displacement wraps at 2^32, as on a GPU: nvcc may keep a
+// "negative" part of a shared-memory offset in the register and add the rest as the
+// displacement. Each access splits its address that way: scalar and vector stores and loads, an
+// atomic and an asynchronous copy.
+const std::string kWrappingAddresses = module(R"(
+.visible .entry wrap(.param .u64 data)
+{
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<6>;
+  .shared .align 8 .b8 buf[1024];
+  ld.param.u64 %rd1, [data];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 8;
+  add.s64 %rd3, %rd1, %rd2;
+  mov.u32 %r4, buf;
+  shl.b32 %r5, %r1, 3;
+  add.u32 %r6, %r4, %r5;
+  sub.u32 %r7, %r6, 8192;
+  sub.u32 %r10, %r6, 65536;
+  cp.async.ca.shared.global [%r7+8192], [%rd3], 4;
+  cp.async.wait_all;
+  ld.shared.u32 %r2, [%r10+65536];
+  add.u32 %r8, %r2, 1;
+  st.shared.v2.u32 [%r7+8192], {%r2, %r8};
+  atom.shared.add.u32 %r9, [%r7+8196], 2;
+  st.shared.u32 [%r7+8192], %r8;
+  ld.shared.v2.u32 {%r2, %r11}, [%r10+65536];
+  st.global.u32 [%rd3], %r2;
+  st.global.u32 [%rd3+4], %r11;
+  ret;
+}
+)");
+
+TEST(PtxVmEngine, ThirtyTwoBitAddressesWrap) {
+  Vm vm;
+  ASSERT_TRUE(vm.load(kWrappingAddresses));
+  std::vector<uint32_t> values(2 * 64);
+  for (uint32_t t = 0; t < 64; ++t) values[2 * t] = 100 * t;
+  auto& data = vm.buffer(values);
+  EXPECT_RAN(vm.run1("wrap", 1, 64, Params().add(data.address())));
+  for (uint32_t t = 0; t < 64; ++t) {
+    // Word 0: copied in, read back, stored again + 1; word 1: the vector store's + 1, the atomic's
+    // + 2.
+    ASSERT_EQ(data.host[2 * t], 100 * t + 1) << t;
+    ASSERT_EQ(data.host[2 * t + 1], 100 * t + 3) << t;
+  }
+}
+
 // Local memory (a per-thread array through cvta.local) and a .func call with .param arguments.
 TEST(PtxVmEngine, LocalMemoryAndCalls) {
   Vm vm;
