@@ -74,7 +74,7 @@ bool variant_of(const hal_kernel_info& kernel, const TunableValues& v, Variant* 
             kernel.shared_bytes,
             get("WM") * get("WN") / 32,
             "mma " + text("BM") + " " + text("BN") + " " + text("BK") + " " + text("WM") + " " +
-                text("WN") + " " + text("S"),
+                text("WN") + " " + text("S") + " " + text("PREFETCH"),
             (1 / wm + 1 / wn) / 64};
   } else if (family.rfind("matmul_tiled_", 0) == 0) {
     // shared-memory tiles: BM x BN, BK deep, (BM/16) x (BN/16) per thread; each thread stages

@@ -35,7 +35,8 @@ MATMULS = [f"matmul_naive_{t}" for t in ("f32", "f16")] + [
     f"matmul_reg_{t}_64x{n}" for t in ("f32", "f16") for n in (64, 256)] + [
     f"matmul_sg_{t}_{m}x64" for t in ("f32", "f16") for m in (128, 256)] + [
     f"matmul_mma_f16_{v}" for v in ("256x128_k64", "128x256_k64", "128x128", "128x128_w8",
-                                    "64x64")]  # PTX only: skipped on SPIR-V devices
+                                    "64x64", "256x128_k64_prefetch", "128x256_k64_prefetch",
+                                    "128x128_prefetch")]  # PTX only: skipped on SPIR-V devices
 
 
 def test_every_pack_kernel_is_covered_here(kernels):

@@ -285,6 +285,15 @@ TEST_P(Numerics, MatmulMmaF16_128x128W8) {
 TEST_P(Numerics, MatmulMmaF16_64x64) {
   matmul("matmul_mma_f16_64x64");
 }
+TEST_P(Numerics, MatmulMmaF16_256x128K64Prefetch) {
+  matmul("matmul_mma_f16_256x128_k64_prefetch");
+}
+TEST_P(Numerics, MatmulMmaF16_128x256K64Prefetch) {
+  matmul("matmul_mma_f16_128x256_k64_prefetch");
+}
+TEST_P(Numerics, MatmulMmaF16_128x128Prefetch) {
+  matmul("matmul_mma_f16_128x128_prefetch");
+}
 
 // ---- Rows -------------------------------------------------------------------------------------
 
