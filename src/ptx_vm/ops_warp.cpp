@@ -24,28 +24,45 @@ std::string hex(uint32_t v) {
   return buf;
 }
 
-// The member mask of lane |lane| (a row or a constant), checked against the running lanes.
-// Returns false after raising a fault.
-bool check_members(Exec& x, const Op& op, Ref member_ref, uint32_t mask, const char* what) {
+// Calls f(members, lanes) once for each distinct member mask the running lanes (|mask|) give:
+// |lanes| are the running lanes that gave it, |members| the mask as given. Lanes may give
+// different masks in one convergent instruction: two 16-lane tiles of a warp each name their
+// own half.
+template <typename F>
+void for_member_groups(const Exec& x, Ref member_ref, uint32_t mask, F&& f) {
   const uint32_t* members = x.row<uint32_t>(member_ref);
-  const uint32_t lane = static_cast<uint32_t>(__builtin_ctz(mask));
-  const uint32_t m = members[lane];
-  const uint32_t missing = m & x.live & ~mask;
-  if (missing != 0) {
-    raise_fault(x, FaultKind::kIllegalInstruction, lane,
+  uint32_t left = mask;
+  while (left != 0) {
+    const uint32_t m = members[__builtin_ctz(left)];
+    uint32_t lanes = 0;
+    for_lanes(left, [&](uint32_t l) {
+      if (members[l] == m) lanes |= 1u << l;
+    });
+    left &= ~lanes;
+    f(m, lanes);
+  }
+}
+
+// Every running lane's member mask, checked against the running lanes: a lane of a mask that
+// has not exited must be running this instruction. Returns false after raising a fault.
+bool check_members(Exec& x, Ref member_ref, uint32_t mask, const char* what) {
+  bool ok = true;
+  for_member_groups(x, member_ref, mask, [&](uint32_t m, uint32_t lanes) {
+    const uint32_t missing = m & x.live & ~mask;
+    if (!ok || missing == 0) return;
+    raise_fault(x, FaultKind::kIllegalInstruction, static_cast<uint32_t>(__builtin_ctz(lanes)),
                 std::string(what) + " with member mask " + hex(m) + ": lanes " + hex(missing) +
                     " of the mask have not exited and are not running it (the warp has diverged "
                     "and they are on another path)");
-    return false;
-  }
-  (void)op;
-  return true;
+    ok = false;
+  });
+  return ok;
 }
 
 // shfl: a[0] d, a[1] a, a[2] b, a[3] c, a[4] membermask (kNoRef for the old non-.sync form),
 // a[5] p (kNoRef without it); imm: mode 0 up, 1 down, 2 bfly, 3 idx.
 void shfl(Exec& x, const Op& op, uint32_t mask) {
-  if (op.a[4] != kNoRef && !check_members(x, op, op.a[4], mask, "shfl.sync")) return;
+  if (op.a[4] != kNoRef && !check_members(x, op.a[4], mask, "shfl.sync")) return;
   uint32_t* d = x.row<uint32_t>(op.a[0]);
   const uint32_t* a = x.row<uint32_t>(op.a[1]);
   const uint32_t* b = x.row<uint32_t>(op.a[2]);
@@ -79,81 +96,92 @@ void shfl(Exec& x, const Op& op, uint32_t mask) {
 // vote: a[0] d (predicate word, or a b32 row for ballot), a[1] the predicate, a[2] membermask
 // (kNoRef for the old form); imm 0 all, 1 any, 2 uni, 3 ballot; flags 1: negate the input.
 void vote(Exec& x, const Op& op, uint32_t mask) {
-  if (op.a[2] != kNoRef && !check_members(x, op, op.a[2], mask, "vote.sync")) return;
+  if (op.a[2] != kNoRef && !check_members(x, op.a[2], mask, "vote.sync")) return;
   uint32_t p = x.word(op.a[1]);
   if (op.flags != 0) p = ~p;
-  uint32_t members = mask;
-  if (op.a[2] != kNoRef) members = x.row<uint32_t>(op.a[2])[__builtin_ctz(mask)] & mask;
-  const uint32_t set = p & members;
-  if (op.imm == 3) {
-    uint32_t* d = x.row<uint32_t>(op.a[0]);
-    for_lanes(mask, [&](uint32_t l) { d[l] = set; });
-    return;
+  auto group = [&](uint32_t members, uint32_t lanes) {
+    const uint32_t set = p & members;
+    if (op.imm == 3) {
+      uint32_t* d = x.row<uint32_t>(op.a[0]);
+      for_lanes(lanes, [&](uint32_t l) { d[l] = set; });
+      return;
+    }
+    bool r = false;
+    switch (op.imm) {
+      // clang-format off
+      case 0: r = set == members; break;
+      case 1: r = set != 0; break;
+      default: r = set == 0 || set == members; break;
+        // clang-format on
+    }
+    write_pred(x, op.a[0], r ? kFullMask : 0u, lanes);
+  };
+  if (op.a[2] == kNoRef) {
+    group(mask, mask);
+  } else {
+    for_member_groups(x, op.a[2], mask,
+                      [&](uint32_t m, uint32_t lanes) { group(m & mask, lanes); });
   }
-  bool r = false;
-  switch (op.imm) {
-    // clang-format off
-    case 0: r = set == members; break;
-    case 1: r = set != 0; break;
-    default: r = set == 0 || set == members; break;
-      // clang-format on
-  }
-  write_pred(x, op.a[0], r ? kFullMask : 0u, mask);
 }
 
 // match: a[0] d, a[1] a, a[2] membermask, a[3] p (kNoRef); imm 0 any, 1 all; flags: value bytes.
 template <typename T>
 void match(Exec& x, const Op& op, uint32_t mask) {
-  if (!check_members(x, op, op.a[2], mask, "match.sync")) return;
+  if (!check_members(x, op.a[2], mask, "match.sync")) return;
   uint32_t* d = x.row<uint32_t>(op.a[0]);
   const T* a = x.row<T>(op.a[1]);
-  const uint32_t members = x.row<uint32_t>(op.a[2])[__builtin_ctz(mask)] & mask;
-  if (op.imm == 0) {
-    for_lanes(mask, [&](uint32_t l) {
-      uint32_t same = 0;
-      for_lanes(members, [&](uint32_t k) {
-        if (a[k] == a[l]) same |= 1u << k;
+  uint32_t all_bits = 0;  // the lanes whose group's values are all equal
+  for_member_groups(x, op.a[2], mask, [&](uint32_t m, uint32_t lanes) {
+    const uint32_t members = m & mask;
+    if (op.imm == 0) {
+      for_lanes(lanes, [&](uint32_t l) {
+        uint32_t same = 0;
+        for_lanes(members, [&](uint32_t k) {
+          if (a[k] == a[l]) same |= 1u << k;
+        });
+        d[l] = same;
       });
-      d[l] = same;
-    });
-    return;
-  }
-  bool all = true;
-  const T first = a[__builtin_ctz(members != 0 ? members : mask)];
-  for_lanes(members, [&](uint32_t k) { all = all && a[k] == first; });
-  for_lanes(mask, [&](uint32_t l) { d[l] = all ? members : 0u; });
-  if (op.a[3] != kNoRef) write_pred(x, op.a[3], all ? kFullMask : 0u, mask);
+      return;
+    }
+    bool all = true;
+    const T first = a[__builtin_ctz(members != 0 ? members : lanes)];
+    for_lanes(members, [&](uint32_t k) { all = all && a[k] == first; });
+    for_lanes(lanes, [&](uint32_t l) { d[l] = all ? members : 0u; });
+    if (all) all_bits |= lanes;
+  });
+  if (op.imm != 0 && op.a[3] != kNoRef) write_pred(x, op.a[3], all_bits, mask);
 }
 
 // redux.sync.op: a[0] d, a[1] a, a[2] membermask; imm 0 add, 1 min, 2 max, 3 and, 4 or, 5 xor;
 // flags 1: signed.
 void redux(Exec& x, const Op& op, uint32_t mask) {
-  if (!check_members(x, op, op.a[2], mask, "redux.sync")) return;
+  if (!check_members(x, op.a[2], mask, "redux.sync")) return;
   uint32_t* d = x.row<uint32_t>(op.a[0]);
   const uint32_t* a = x.row<uint32_t>(op.a[1]);
-  const uint32_t members = x.row<uint32_t>(op.a[2])[__builtin_ctz(mask)] & mask;
   const bool is_signed = op.flags != 0;
-  uint32_t acc = 0;
-  bool first = true;
-  for_lanes(members, [&](uint32_t k) {
-    const uint32_t v = a[k];
-    if (first) {
-      acc = v;
-      first = false;
-      return;
-    }
-    switch (op.imm) {
-      // clang-format off
-      case 0: acc += v; break;
-      case 1: acc = is_signed ? uint32_t(std::min(int32_t(acc), int32_t(v))) : std::min(acc, v); break;
-      case 2: acc = is_signed ? uint32_t(std::max(int32_t(acc), int32_t(v))) : std::max(acc, v); break;
-      case 3: acc &= v; break;
-      case 4: acc |= v; break;
-      default: acc ^= v; break;
-        // clang-format on
-    }
+  for_member_groups(x, op.a[2], mask, [&](uint32_t m, uint32_t lanes) {
+    uint32_t acc = 0;
+    bool first = true;
+    for_lanes(m & mask, [&](uint32_t k) {
+      const uint32_t v = a[k];
+      if (first) {
+        acc = v;
+        first = false;
+        return;
+      }
+      switch (op.imm) {
+        // clang-format off
+        case 0: acc += v; break;
+        case 1: acc = is_signed ? uint32_t(std::min(int32_t(acc), int32_t(v))) : std::min(acc, v); break;
+        case 2: acc = is_signed ? uint32_t(std::max(int32_t(acc), int32_t(v))) : std::max(acc, v); break;
+        case 3: acc &= v; break;
+        case 4: acc |= v; break;
+        default: acc ^= v; break;
+          // clang-format on
+      }
+    });
+    for_lanes(lanes, [&](uint32_t l) { d[l] = acc; });
   });
-  for_lanes(mask, [&](uint32_t l) { d[l] = acc; });
 }
 
 void activemask(Exec& x, const Op& op, uint32_t mask) {
@@ -164,18 +192,22 @@ void activemask(Exec& x, const Op& op, uint32_t mask) {
 
 // elect.sync d|p, membermask: the lowest member lane is elected.
 void elect(Exec& x, const Op& op, uint32_t mask) {
-  if (!check_members(x, op, op.a[2], mask, "elect.sync")) return;
-  const uint32_t members = x.row<uint32_t>(op.a[2])[__builtin_ctz(mask)] & mask;
-  const uint32_t leader = members != 0 ? static_cast<uint32_t>(__builtin_ctz(members)) : 0;
-  if (op.a[0] != kNoRef) {
-    uint32_t* d = x.row<uint32_t>(op.a[0]);
-    for_lanes(mask, [&](uint32_t l) { d[l] = leader; });
-  }
-  if (op.a[1] != kNoRef) write_pred(x, op.a[1], members != 0 ? (1u << leader) : 0u, mask);
+  if (!check_members(x, op.a[2], mask, "elect.sync")) return;
+  uint32_t elected = 0;
+  for_member_groups(x, op.a[2], mask, [&](uint32_t m, uint32_t lanes) {
+    const uint32_t members = m & mask;
+    const uint32_t leader = members != 0 ? static_cast<uint32_t>(__builtin_ctz(members)) : 0;
+    if (op.a[0] != kNoRef) {
+      uint32_t* d = x.row<uint32_t>(op.a[0]);
+      for_lanes(lanes, [&](uint32_t l) { d[l] = leader; });
+    }
+    if (members != 0) elected |= 1u << leader;
+  });
+  if (op.a[1] != kNoRef) write_pred(x, op.a[1], elected, mask);
 }
 
 void warp_sync(Exec& x, const Op& op, uint32_t mask) {
-  check_members(x, op, op.a[0], mask, "bar.warp.sync");
+  check_members(x, op.a[0], mask, "bar.warp.sync");
 }
 
 // The second register of "d|p".

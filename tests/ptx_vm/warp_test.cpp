@@ -1,7 +1,7 @@
 // Warp-wide instructions (ops_warp.cpp): shfl.sync in every mode with the c operand's clamp and
 // segment mask and the optional predicate, vote.sync, match.sync, redux.sync, activemask,
-// elect.sync, partial warps, diverged lanes, and the fault for a member mask naming lanes that
-// are not running the instruction.
+// elect.sync, partial warps, diverged lanes, lanes giving different member masks, and the fault
+// for a member mask naming lanes that are not running the instruction.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -372,6 +372,49 @@ TEST(PtxVmWarp, ActivemaskAndElect) {
   for (uint32_t t = 32; t < 40; ++t) {
     EXPECT_EQ(r.out[t][0], 0xffu) << t;  // a warp of 8 lanes
     EXPECT_EQ(r.out[t][1], 0u) << t;
+  }
+}
+
+// Lanes of one convergent instruction may give different member masks: a warp split into
+// tiles (cooperative groups' tiled_partition) names each tile's lanes. Each lane's result is
+// over its own mask: here lanes 0-11 name 0x00000fff, lanes 12-31 0xfffff000.
+TEST(PtxVmWarp, EachLaneIsAnsweredOverItsOwnMemberMask) {
+  const std::string ptx = warp_module(
+      "  setp.ne.u32 %p1, %r2, 0;\n"
+      "  redux.sync.add.u32 %r5, %r1, %r3;\n"
+      "  vote.sync.ballot.b32 %r6, %p1, %r3;\n"
+      "  vote.sync.all.pred %p2, %p1, %r3;\n"
+      "  selp.u32 %r7, 1, 0, %p2;\n"
+      "  match.any.sync.b32 %r8, %r2, %r3;\n"
+      "  elect.sync %r9|%p3, %r3;\n"
+      "  selp.u32 %r10, 1, 0, %p3;\n"
+      "  shl.b32 %r10, %r10, 8;\n  or.b32 %r9, %r9, %r10;\n"
+      "  shl.b32 %r7, %r7, 16;\n  or.b32 %r9, %r9, %r7;\n"
+      "  st.global.v4.u32 [%rd4], {%r5, %r6, %r8, %r9};\n",
+      "", 90);
+  std::vector<std::array<uint32_t, 4>> in(32);
+  for (uint32_t t = 0; t < 32; ++t) {
+    // in[1] (the predicate and match value): 1 on every lane of the low group, mixed above.
+    in[t] = {t * 3 + 1, t < 12 ? 1u : t % 3 == 0 ? 1u : 0u, t < 12 ? 0x00000fffu : 0xfffff000u, 0};
+  }
+  const WarpRun r = run_warp(ptx, in, 32, 90);
+  EXPECT_RAN(r.fault);
+  for (uint32_t t = 0; t < 32; ++t) {
+    const uint32_t members = in[t][2];
+    uint32_t sum = 0, ballot = 0, same = 0;
+    for (uint32_t k = 0; k < 32; ++k) {
+      if (!((members >> k) & 1)) continue;
+      sum += in[k][0];
+      if (in[k][1] != 0) ballot |= 1u << k;
+      if (in[k][1] == in[t][1]) same |= 1u << k;
+    }
+    const uint32_t leader = t < 12 ? 0u : 12u;
+    const uint32_t all = ballot == members ? 1u : 0u;
+    EXPECT_EQ(r.out[t][0], sum) << "redux, lane " << t;
+    EXPECT_EQ(r.out[t][1], ballot) << "ballot, lane " << t;
+    EXPECT_EQ(r.out[t][2], same) << "match.any, lane " << t;
+    EXPECT_EQ(r.out[t][3], leader | (t == leader ? 1u << 8 : 0u) | all << 16)
+        << "elect and vote.all, lane " << t;
   }
 }
 
