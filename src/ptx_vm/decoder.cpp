@@ -502,11 +502,15 @@ bool Decoder::decode_instruction(const ir::Instruction& ins, uint32_t copy_index
       case O::kMovmatrix:
         family = decode_matrix;
         break;
+      case O::kWmma:
+        family = decode_wmma;
+        break;
       default:
         return fail(std::string("instruction '") + ir::opcode_name(ins.opcode) +
                     "' is not supported on the CPU PTX device");
     }
-    if (!ins.unknown_mods.empty()) {
+    // wmma's operation words (.load.a, .store.d, .mma) are not modifiers: its decoder reads them.
+    if (!ins.unknown_mods.empty() && ins.opcode != O::kWmma) {
       return fail("modifier '." + ins.unknown_mods.front() +
                   "' is not supported on the CPU PTX device");
     }

@@ -49,8 +49,8 @@
 #include <string>
 #include <type_traits>
 
-#include "ptx_vm/decode.h"
 #include "ptx_vm/half.h"
+#include "ptx_vm/ops_matrix.h"
 
 namespace hal::ptx_vm {
 namespace {
@@ -63,25 +63,6 @@ std::string hex(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "0x%08x", v);
   return buf;
-}
-
-// The .sync.aligned contract: every lane of the warp runs the instruction together. Returns
-// false after raising a fault.
-bool whole_warp(Exec& x, uint32_t mask, const char* what) {
-  if (mask == x.live && mask == kFullMask) return true;
-  const uint32_t lane = static_cast<uint32_t>(__builtin_ctz(mask));
-  if (mask != x.live) {
-    raise_fault(x, FaultKind::kIllegalInstruction, lane,
-                std::string(what) + " is .sync.aligned and needs the whole warp, but lanes " +
-                    hex(x.live & ~mask) +
-                    " have not exited and are not executing it (the warp has diverged, or a "
-                    "guard predicate is false for them)");
-  } else {
-    raise_fault(x, FaultKind::kIllegalInstruction, lane,
-                std::string(what) + " needs all 32 lanes of the warp, but lanes " + hex(~mask) +
-                    " have exited or were never launched");
-  }
-  return false;
 }
 
 // ===========================================================================================
@@ -409,70 +390,6 @@ void mma(Exec& x, const Op& op, uint32_t mask) {
   }
 }
 
-// Resolves a brace-enclosed list of |count| registers of |bytes| each (a lone register when
-// count is 1). |what| names the operand for errors.
-bool register_list(DecodeContext& d, const ir::Operand& o, uint32_t count, uint32_t bytes,
-                   bool destination, const char* what, Ref* out) {
-  const T type = bytes == 8 ? T::kB64 : T::kB32;
-  const auto one = [&](const ir::Operand& e, Ref* ref) {
-    if (e.kind == ir::OperandKind::kSink) {
-      return d.fail(std::string(what) + " cannot contain '_'");
-    }
-    *ref = destination ? d.destination(e, type) : d.source(e, type);
-    return *ref != kNoRef;
-  };
-  if (o.kind == ir::OperandKind::kVector) {
-    if (o.elements.size() != count) {
-      return d.fail(std::string(what) + " must be a vector of " + std::to_string(count) + " " +
-                    std::to_string(bytes * 8) + "-bit registers for this shape and type, not " +
-                    std::to_string(o.elements.size()));
-    }
-    for (uint32_t i = 0; i < count; ++i) {
-      if (!one(o.elements[i], &out[i])) return false;
-    }
-    return true;
-  }
-  if (count == 1) return one(o, &out[0]);
-  return d.fail(std::string(what) + " must be a vector of " + std::to_string(count) +
-                " registers in { }");
-}
-
-// Refuses every modifier outside |allowed|, naming the first.
-bool only_modifiers(DecodeContext& d, const ir::Instruction& ins,
-                    std::initializer_list<M> allowed) {
-  for (size_t i = 0; i < static_cast<size_t>(M::kCount); ++i) {
-    const M mod = static_cast<M>(i);
-    if (!ins.mods.has(mod)) continue;
-    bool ok = false;
-    for (M a : allowed) ok = ok || a == mod;
-    if (!ok) {
-      return d.fail(std::string("modifier '.") + ir::mod_name(mod) + "' is not valid on " +
-                    ir::opcode_name(ins.opcode) + " here");
-    }
-  }
-  return true;
-}
-
-bool require_sync_aligned(DecodeContext& d, const ir::Instruction& ins) {
-  if (!ins.mods.has(M::kSync) || !ins.mods.has(M::kAligned)) {
-    return d.fail(std::string(ir::opcode_name(ins.opcode)) + " needs .sync.aligned");
-  }
-  return true;
-}
-
-std::string shape_text(const ir::Instruction& ins) {
-  // Appended piece by piece: "m" + std::to_string(...) trips GCC 12's -Wrestrict at -O3.
-  std::string s = "m";
-  s += std::to_string(ins.shape_m);
-  s += 'n';
-  s += std::to_string(ins.shape_n);
-  if (ins.shape_k != 0) {
-    s += 'k';
-    s += std::to_string(ins.shape_k);
-  }
-  return s;
-}
-
 bool decode_mma(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   if (!require_sync_aligned(d, ins)) return false;
   if (!only_modifiers(d, ins,
@@ -755,6 +672,89 @@ bool decode_movmatrix(DecodeContext& d, const ir::Instruction& ins, Op& op) {
 }
 
 }  // namespace
+
+// The .sync.aligned contract: every lane of the warp runs the instruction together. Returns
+// false after raising a fault.
+bool whole_warp(Exec& x, uint32_t mask, const char* what) {
+  if (mask == x.live && mask == kFullMask) return true;
+  const uint32_t lane = static_cast<uint32_t>(__builtin_ctz(mask));
+  if (mask != x.live) {
+    raise_fault(x, FaultKind::kIllegalInstruction, lane,
+                std::string(what) + " is .sync.aligned and needs the whole warp, but lanes " +
+                    hex(x.live & ~mask) +
+                    " have not exited and are not executing it (the warp has diverged, or a "
+                    "guard predicate is false for them)");
+  } else {
+    raise_fault(x, FaultKind::kIllegalInstruction, lane,
+                std::string(what) + " needs all 32 lanes of the warp, but lanes " + hex(~mask) +
+                    " have exited or were never launched");
+  }
+  return false;
+}
+
+// Resolves a brace-enclosed list of |count| registers of |bytes| each (a lone register when
+// count is 1). |what| names the operand for errors.
+bool register_list(DecodeContext& d, const ir::Operand& o, uint32_t count, uint32_t bytes,
+                   bool destination, const char* what, Ref* out) {
+  const T type = bytes == 8 ? T::kB64 : T::kB32;
+  const auto one = [&](const ir::Operand& e, Ref* ref) {
+    if (e.kind == ir::OperandKind::kSink) {
+      return d.fail(std::string(what) + " cannot contain '_'");
+    }
+    *ref = destination ? d.destination(e, type) : d.source(e, type);
+    return *ref != kNoRef;
+  };
+  if (o.kind == ir::OperandKind::kVector) {
+    if (o.elements.size() != count) {
+      return d.fail(std::string(what) + " must be a vector of " + std::to_string(count) + " " +
+                    std::to_string(bytes * 8) + "-bit registers for this shape and type, not " +
+                    std::to_string(o.elements.size()));
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      if (!one(o.elements[i], &out[i])) return false;
+    }
+    return true;
+  }
+  if (count == 1) return one(o, &out[0]);
+  return d.fail(std::string(what) + " must be a vector of " + std::to_string(count) +
+                " registers in { }");
+}
+
+// Refuses every modifier outside |allowed|, naming the first.
+bool only_modifiers(DecodeContext& d, const ir::Instruction& ins,
+                    std::initializer_list<M> allowed) {
+  for (size_t i = 0; i < static_cast<size_t>(M::kCount); ++i) {
+    const M mod = static_cast<M>(i);
+    if (!ins.mods.has(mod)) continue;
+    bool ok = false;
+    for (M a : allowed) ok = ok || a == mod;
+    if (!ok) {
+      return d.fail(std::string("modifier '.") + ir::mod_name(mod) + "' is not valid on " +
+                    ir::opcode_name(ins.opcode) + " here");
+    }
+  }
+  return true;
+}
+
+bool require_sync_aligned(DecodeContext& d, const ir::Instruction& ins) {
+  if (!ins.mods.has(M::kSync) || !ins.mods.has(M::kAligned)) {
+    return d.fail(std::string(ir::opcode_name(ins.opcode)) + " needs .sync.aligned");
+  }
+  return true;
+}
+
+std::string shape_text(const ir::Instruction& ins) {
+  // Appended piece by piece: "m" + std::to_string(...) trips GCC 12's -Wrestrict at -O3.
+  std::string s = "m";
+  s += std::to_string(ins.shape_m);
+  s += 'n';
+  s += std::to_string(ins.shape_n);
+  if (ins.shape_k != 0) {
+    s += 'k';
+    s += std::to_string(ins.shape_k);
+  }
+  return s;
+}
 
 bool decode_matrix(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   switch (ins.opcode) {
