@@ -77,6 +77,10 @@ class Parser {
 
   // ---- Tokens and errors (parser.cpp)
   void advance();
+  // Consumes the leading directive of the current word and returns it: ".reg" of ".reg", and
+  // also of ".reg.b16", whose rest (".b16") then stays the current word, as if written apart
+  // (NVIDIA's cuda_fp16.hpp writes its inline assembly's declarations so).
+  std::string_view take_directive();
   const Token& peek();
   // Records an error at the current token (a lexer error there takes precedence) or at |line|;
   // both return false so that callers can "return fail(...)".

@@ -101,7 +101,8 @@ bool Parser::parse_block(size_t depth) {
     } else if (token_.kind != TokenKind::kWord) {
       return fail("unexpected " + seen() + " in the body of " + owner_);
     } else if (token_.text[0] == '.') {
-      const std::string_view word = token_.text;
+      // The directive alone: ".reg.b16" declares registers as ".reg .b16" does.
+      const std::string_view word = token_.text.substr(0, token_.text.find('.', 1));
       const std::optional<ir::Space> space = space_from_word(word.substr(1));
       if (word == ".reg") {
         ok = parse_register_declaration();

@@ -106,12 +106,12 @@ bool Parser::parse_qualifiers(DeclKind kind, const std::string& context, Qualifi
 // ===========================================================================================
 
 bool Parser::parse_variable_declaration(ir::Linkage linkage, bool in_function) {
-  const std::string directive(token_.text);
-  const std::optional<ir::Space> space = space_from_word(token_.text.substr(1));
+  const std::string seen_word = seen();
+  const std::string directive(take_directive());
+  const std::optional<ir::Space> space = space_from_word(std::string_view(directive).substr(1));
   if (!space || *space == ir::Space::kReg || (*space == ir::Space::kParam && !in_function)) {
-    return fail("unexpected " + seen() + ": expected a state space");
+    return fail("unexpected " + seen_word + ": expected a state space");
   }
-  advance();
   const std::string context = "a " + directive + " declaration";
   Qualifiers qualifiers;
   if (!parse_qualifiers(DeclKind::kVariable, context, &qualifiers)) return false;
@@ -233,8 +233,19 @@ bool Parser::declare_variable(ir::Variable variable, bool in_function) {
 // Registers
 // ===========================================================================================
 
+std::string_view Parser::take_directive() {
+  const std::string_view word = token_.text;
+  const size_t dot = word.find('.', 1);
+  if (dot == std::string_view::npos) {
+    advance();
+    return word;
+  }
+  token_.text = word.substr(dot);
+  return word.substr(0, dot);
+}
+
 bool Parser::parse_register_declaration() {
-  advance();  // .reg
+  take_directive();  // .reg
   Qualifiers qualifiers;
   if (!parse_qualifiers(DeclKind::kRegister, "a .reg declaration", &qualifiers)) return false;
   if (qualifiers.type == ir::Type::kNone) {

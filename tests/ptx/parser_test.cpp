@@ -494,6 +494,30 @@ DONE:
   EXPECT_EQ(k.code[6].operands[0].symbol.index, 2u);
 }
 
+// A directive written together with its type, as NVIDIA's cuda_fp16.hpp writes the
+// declarations of its inline assembly ("{.reg.b16 hl, hu; ...}"), declares as if written apart.
+TEST(PtxParser, ReadsDirectivesJoinedToTheirType) {
+  const ir::Module module = parse_body(R"(
+  .reg.b16 hl, hu;
+  .reg.v2.f32 %v;
+  .shared.align 8 .b8 tile[16];
+  .local.u32 slot;
+  mov.b16 hl, hu;
+)");
+  const ir::Function& k = only_function(module);
+  ASSERT_EQ(k.registers.size(), 3u);
+  EXPECT_EQ(k.registers[0].name, "hl");
+  EXPECT_EQ(k.registers[0].type, ir::Type::kB16);
+  EXPECT_EQ(k.registers[2].type, ir::Type::kF32);
+  EXPECT_EQ(k.registers[2].vector, 2u);
+  ASSERT_EQ(k.variables.size(), 2u);
+  EXPECT_EQ(k.variables[0].space, ir::Space::kShared);
+  EXPECT_EQ(k.variables[0].align, 8u);
+  EXPECT_EQ(k.variables[0].count, 16u);
+  EXPECT_EQ(k.variables[1].space, ir::Space::kLocal);
+  EXPECT_EQ(k.variables[1].type, ir::Type::kU32);
+}
+
 TEST(PtxParser, DeclaresVariablesInBodies) {
   const ir::Module module = parse_body(R"(
   .local .align 8 .b8 depot[32];
