@@ -179,17 +179,46 @@ void setp(Exec& x, const Op& op, uint32_t mask) {
   if (op.a[4] != kNoRef) write_pred(x, op.a[4], combine(~bits, how, c), mask);
 }
 
-// set: d = 1.0f or 0xffffffff where true, 0 where false; flags bit 2: float destination.
+// What set writes where a comparison holds (0 where it does not), by destination type; imm
+// bits 16 and up.
+enum SetTrue : uint32_t {
+  kAllOnes32,  // .u32, .s32
+  kOneF32,     // .f32: 1.0
+  kAllOnes16,  // .u16, .s16, and each half of .u32/.s32 from a pair comparison
+  kOneF16,     // .f16 and each half of .f16x2: 1.0
+  kOneBF16,    // .bf16 and each half of .bf16x2: 1.0
+};
+
+// set: d = the SetTrue value where true, 0 where false. flags bit 1: pairs (each half of d from
+// its own halves of a and b).
 template <typename V, typename S>
 void set(Exec& x, const Op& op, uint32_t mask) {
   const Combine how = static_cast<Combine>((op.imm >> 8) & 0xff);
+  const auto kind = static_cast<SetTrue>(op.imm >> 16);
   uint32_t c = 0;
   if (op.a[3] != kNoRef) {
     c = x.word(op.a[3]);
     if ((op.flags & 1) != 0) c = ~c;
   }
+  static constexpr uint32_t kOne[] = {0xffffffffu, 0x3f800000u, 0xffffu, 0x3c00u, 0x3f80u};
+  const uint32_t one = kOne[kind];
+  if ((op.flags & 2) != 0) {
+    const uint32_t lo = combine(compare_lanes<V, S>(x, op, mask, 0), how, c);
+    const uint32_t hi = combine(compare_lanes<V, S>(x, op, mask, 1), how, c);
+    uint32_t* d = x.row<uint32_t>(op.a[0]);
+    for_lanes(mask, [&](uint32_t l) {
+      d[l] = (((lo >> l) & 1u) != 0 ? one : 0u) | ((((hi >> l) & 1u) != 0 ? one : 0u) << 16);
+    });
+    return;
+  }
   const uint32_t bits = combine(compare_lanes<V, S>(x, op, mask, -1), how, c);
-  const uint32_t one = (op.flags & 4) != 0 ? 0x3f800000u : 0xffffffffu;
+  if (kind >= kAllOnes16) {
+    uint16_t* d = x.row<uint16_t>(op.a[0]);
+    for_lanes(mask, [&](uint32_t l) {
+      d[l] = ((bits >> l) & 1u) != 0 ? static_cast<uint16_t>(one) : uint16_t{0};
+    });
+    return;
+  }
   uint32_t* d = x.row<uint32_t>(op.a[0]);
   for_lanes(mask, [&](uint32_t l) { d[l] = ((bits >> l) & 1u) != 0 ? one : 0u; });
 }
@@ -308,12 +337,37 @@ bool decode_setp_or_set(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   op.imm = static_cast<uint32_t>(cmp) | (static_cast<uint32_t>(how) << 8);
   const bool pair = t == ir::Type::kF16x2 || t == ir::Type::kBF16x2;
   if (is_set) {
-    const ir::Type dt = ins.types[0];
-    if (dt != ir::Type::kU32 && dt != ir::Type::kS32 && dt != ir::Type::kF32) {
-      return d.fail("set writes .u32, .s32 or .f32");
+    // The destination types PTX allows: .u32, .s32 or .f32 for every source; besides, for f16
+    // and bf16 sources, the source's own type (1.0 where true) or .u16/.s16, and for pairs the
+    // pair type or .u32/.s32 (each half all ones or 1.0).
+    using TT = ir::Type;
+    const TT dt = ins.types[0];
+    const bool half = t == TT::kF16 || t == TT::kBF16;
+    SetTrue kind = kAllOnes32;
+    if (pair) {
+      if (dt == t) {
+        kind = t == TT::kF16x2 ? kOneF16 : kOneBF16;
+      } else if (dt == TT::kU32 || dt == TT::kS32) {
+        kind = kAllOnes16;
+      } else {
+        return d.fail(std::string("set on .") + ir::type_name(t) + " writes ." + ir::type_name(t) +
+                      ", .u32 or .s32");
+      }
+    } else if (dt == TT::kU32 || dt == TT::kS32) {
+      kind = kAllOnes32;
+    } else if (dt == TT::kF32) {
+      kind = kOneF32;
+    } else if (half && dt == t) {
+      kind = t == TT::kF16 ? kOneF16 : kOneBF16;
+    } else if (half && (dt == TT::kU16 || dt == TT::kS16)) {
+      kind = kAllOnes16;
+    } else {
+      return d.fail(half ? std::string("set on .") + ir::type_name(t) + " writes ." +
+                               ir::type_name(t) + ", .u16, .s16, .u32, .s32 or .f32"
+                         : "set writes .u32, .s32 or .f32");
     }
     op.a[0] = d.destination(ins.operands[0], dt);
-    if (dt == ir::Type::kF32) op.flags |= 4;
+    op.imm |= static_cast<uint32_t>(kind) << 16;
   } else {
     op.a[0] = d.predicate(ins.operands[0]);
     if (ins.operands[0].has_reg2) {
@@ -334,10 +388,7 @@ bool decode_setp_or_set(DecodeContext& d, const ir::Instruction& ins, Op& op) {
     if (op.a[3] == kNoRef) return false;
     if (negate) op.flags |= 1;
   }
-  if (pair) {
-    if (is_set) return d.fail("set on pairs is not supported");
-    op.flags |= 2;
-  }
+  if (pair) op.flags |= 2;
   if (ins.mods.has(M::kFtz) && t == ir::Type::kF32) {
     op.fn = is_set ? set<FlushedFloat, float> : setp<FlushedFloat, float>;
     return true;

@@ -262,6 +262,49 @@ TEST(PtxVmCompare, SetWritesOnesOrOnePointZero) {
   }
 }
 
+// set with f16 and bf16 sources, as cuda_fp16.hpp's __hmax2 and friends compile: 1.0 in the
+// source's type, or all ones in a 16-bit half, per comparison; pairs compare each half.
+TEST(PtxVmCompare, SetOnHalvesAndPairs) {
+  std::vector<Row> rows;
+  const uint64_t h[] = {0x3c00, 0x4000, 0x7e00, 0x8000, 0x0000, 0xfc00};
+  for (uint64_t a0 : h) {
+    for (uint64_t b0 : h) rows.push_back({a0 | (b0 << 16), b0 | (a0 << 16), 0});
+  }
+  const auto got = run_op(OpKernel{"  set.lt.f16x2.f16x2 %d0, %s0, %s1;\n"
+                                   "  set.ge.u32.f16x2 %d1, %s0, %s1;\n"
+                                   "  set.ltu.bf16x2.bf16x2 %d2, %s0, %s1;\n"
+                                   "  mov.b32 {%hh0, %hh1}, %s0;\n"
+                                   "  mov.b32 {%hh2, %hh3}, %s1;\n"
+                                   "  set.lt.f16.f16 %d3, %hh0, %hh2;\n"
+                                   "  set.lt.u16.f16 %d4, %hh1, %hh3;\n"
+                                   "  set.lt.u32.f16 %d5, %hh0, %hh2;",
+                                   {"b32", "b32", "b32", "b16", "b16", "b32"},
+                                   {"b32", "b32"},
+                                   80,
+                                   "  .reg .b16 %hh<4>;\n"},
+                          rows);
+  const Type f16 = kTypes[11], bf16 = kTypes[12];
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint64_t alo = rows[i][0] & 0xffff, ahi = rows[i][0] >> 16;
+    const uint64_t blo = rows[i][1] & 0xffff, bhi = rows[i][1] >> 16;
+    const auto pair = [](bool lo, bool hi, uint64_t one) {
+      return (lo ? one : 0) | (hi ? one : 0) << 16;
+    };
+    EXPECT_EQ(got[i][0], pair(ref_compare("lt", alo, blo, f16, false),
+                              ref_compare("lt", ahi, bhi, f16, false), 0x3c00))
+        << row_text(rows[i]);
+    EXPECT_EQ(got[i][1], pair(ref_compare("ge", alo, blo, f16, false),
+                              ref_compare("ge", ahi, bhi, f16, false), 0xffff))
+        << row_text(rows[i]);
+    EXPECT_EQ(got[i][2], pair(ref_compare("ltu", alo, blo, bf16, false),
+                              ref_compare("ltu", ahi, bhi, bf16, false), 0x3f80))
+        << row_text(rows[i]);
+    EXPECT_EQ(got[i][3], ref_compare("lt", alo, blo, f16, false) ? 0x3c00u : 0u) << i;
+    EXPECT_EQ(got[i][4], ref_compare("lt", ahi, bhi, f16, false) ? 0xffffu : 0u) << i;
+    EXPECT_EQ(got[i][5], ref_compare("lt", alo, blo, f16, false) ? 0xffffffffu : 0u) << i;
+  }
+}
+
 // slct: a where c >= 0, else b. -0.0 >= 0; a NaN selector chooses b; .ftz makes subnormal
 // selectors zero.
 TEST(PtxVmCompare, Slct) {
