@@ -90,6 +90,13 @@ struct AssertInfo {
   Ref message = kNoRef, file = kNoRef, line = kNoRef, function = kNoRef;
 };
 
+// vprintf's data (ops_printf.cpp): where the thread keeps the call's two .param arguments (the
+// format string's and the argument buffer's generic addresses) and its .b32 result (kNoRef when
+// the call takes none).
+struct PrintfInfo {
+  Ref format = kNoRef, arguments = kNoRef, result = kNoRef;
+};
+
 // Where an Op came from, for fault reports and decode errors.
 struct SourceInfo {
   uint32_t line = 0;

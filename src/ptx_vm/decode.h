@@ -99,6 +99,8 @@ bool decode_wmma(DecodeContext& d, const ir::Instruction& ins, Op& op);        /
 Handler copy_row_handler(uint32_t bytes);
 // Nothing, or a host memory fence for fence/membar.
 Handler fence_handler(bool fence);
+// CUDA's device printf: vprintf(format, arguments) with a PrintfInfo in Op::ext (ops_printf.cpp).
+Handler vprintf_handler();
 
 // Whether |type| is one of the integer types an integer instruction names (b/u/s).
 inline bool is_integer_type(ir::Type t) {

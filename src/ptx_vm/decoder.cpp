@@ -160,29 +160,47 @@ bool Decoder::decode_call(const ir::Instruction& ins, uint32_t copy_index, uint3
   }
 
   if (!g.has_body) {
+    // The offset in the thread's local storage of a .param argument or result, which the
+    // call's st.param wrote (or its ld.param reads).
+    const auto param_offset = [&](const ir::Operand& a, Ref* out) {
+      Address where;
+      ir::Operand addr;
+      addr.kind = ir::OperandKind::kAddress;
+      addr.base = ir::AddressBase::kSymbol;
+      addr.symbol = a.symbol;
+      if (a.kind != ir::OperandKind::kSymbol || !address(addr, MemSpace::kParam, &where)) {
+        return fail("the arguments of '" + g.name + "' must be .param variables");
+      }
+      *out = static_cast<Ref>(where.disp);
+      return true;
+    };
     if (g.name == "__assertfail") {
       Op op;
       op.kind = OpKind::kAssert;
       auto* info = k_.make<AssertInfo>();
       Ref* slots[] = {&info->message, &info->file, &info->line, &info->function};
       for (size_t i = 0; i < narg && i < 4; ++i) {
-        const ir::Operand& a = args->elements[i];
-        Address where;
-        ir::Operand addr;
-        addr.kind = ir::OperandKind::kAddress;
-        addr.base = ir::AddressBase::kSymbol;
-        addr.symbol = a.symbol;
-        if (a.kind != ir::OperandKind::kSymbol || !address(addr, MemSpace::kParam, &where)) {
-          return fail("__assertfail's arguments must be .param variables");
-        }
-        // The engine reads the argument from the thread's local storage at this offset.
-        *slots[i] = static_cast<Ref>(where.disp);
+        if (!param_offset(args->elements[i], slots[i])) return false;
       }
       op.ext = info;
       push_op(op);
+    } else if (g.name == "vprintf") {
+      if (narg != 2 || nret > 1) {
+        return fail("vprintf takes a format and an argument buffer and returns one value");
+      }
+      Op op;
+      auto* info = k_.make<PrintfInfo>();
+      if (!param_offset(args->elements[0], &info->format) ||
+          !param_offset(args->elements[1], &info->arguments) ||
+          (nret == 1 && !param_offset(returns->elements[0], &info->result))) {
+        return false;
+      }
+      op.ext = info;
+      op.fn = vprintf_handler();
+      push_op(op);
     } else {
       return fail("calls '" + g.name + "', which is declared but not defined in the module; the " +
-                  "CPU PTX device provides no external functions but __assertfail");
+                  "CPU PTX device provides no external functions but __assertfail and vprintf");
     }
   } else {
     if (std::find(call_chain_.begin(), call_chain_.end(), target) != call_chain_.end()) {

@@ -64,8 +64,12 @@ uint32_t memory_bytes(Elem e) {
   }
 }
 // Elements packed in one register (8-byte registers for f64, 4-byte ones otherwise).
-uint32_t per_register(Elem e) { return e == Elem::kF64 ? 1 : 4 / memory_bytes(e); }
-uint32_t register_bytes(Elem e) { return e == Elem::kF64 ? 8 : 4; }
+uint32_t per_register(Elem e) {
+  return e == Elem::kF64 ? 1 : 4 / memory_bytes(e);
+}
+uint32_t register_bytes(Elem e) {
+  return e == Elem::kF64 ? 8 : 4;
+}
 
 // The matrices a shape has (the largest, 32 x 16, has 512 elements).
 constexpr uint32_t kMaxElements = 512;
@@ -95,8 +99,8 @@ void read_fragment(const Exec& x, const Ref* regs, const Geometry& g, Elem e, ui
   const uint64_t keep = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   for (uint32_t r = 0; r < g.registers(e); ++r) {
     for (uint32_t l = 0; l < kWarpSize; ++l) {
-      const uint64_t word = e == Elem::kF64 ? x.row<uint64_t>(regs[r])[l]
-                                            : uint64_t{x.row<uint32_t>(regs[r])[l]};
+      const uint64_t word =
+          e == Elem::kF64 ? x.row<uint64_t>(regs[r])[l] : uint64_t{x.row<uint32_t>(regs[r])[l]};
       for (uint32_t j = 0; j < per; ++j) out[g.index(l, r * per + j)] = (word >> (j * bits)) & keep;
     }
   }
@@ -281,7 +285,8 @@ void wmma_mma(Exec& x, const Op& op, uint32_t mask) {
     if (info.rounding != saved) std::fesetround(info.rounding);
     for (uint32_t i = 0; i < M * N; ++i) {
       double sum = f64(c[i]);
-      for (uint32_t k = 0; k < K; ++k) sum = std::fma(f64(a[i / N * K + k]), f64(b[k * N + i % N]), sum);
+      for (uint32_t k = 0; k < K; ++k)
+        sum = std::fma(f64(a[i / N * K + k]), f64(b[k * N + i % N]), sum);
       d[i] = f64_bits(sum);
     }
     if (info.rounding != saved) std::fesetround(saved);
@@ -344,8 +349,7 @@ bool shape_fits(Elem in, uint32_t m, uint32_t n, uint32_t k) {
 const char* const kShapes =
     "m16n16k16, m32n8k16 and m8n32k16 (f16, bf16, s8, u8), m16n16k8 (tf32), m8n8k4 (f64)";
 
-bool decode_memory_op(DecodeContext& d, const ir::Instruction& ins, Op& op, Role role,
-                      bool load) {
+bool decode_memory_op(DecodeContext& d, const ir::Instruction& ins, Op& op, Role role, bool load) {
   const std::string name = load ? "wmma.load" : "wmma.store";
   if (!only_modifiers(d, ins, {M::kSync, M::kAligned, M::kRow, M::kCol, M::kGlobal, M::kShared})) {
     return false;
@@ -355,8 +359,9 @@ bool decode_memory_op(DecodeContext& d, const ir::Instruction& ins, Op& op, Role
   }
   Elem e = Elem::kF16;
   if (ins.types.size() != 1 || !elem_of(ins.types[0], &e)) {
-    return d.fail(name + " takes one type: .f16, .bf16, .tf32, .s8 or .u8 for A and B, .f16, "
-                         ".f32 or .s32 for C and D, or .f64");
+    return d.fail(name +
+                  " takes one type: .f16, .bf16, .tf32, .s8 or .u8 for A and B, .f16, "
+                  ".f32 or .s32 for C and D, or .f64");
   }
   const uint32_t m = ins.shape_m, n = ins.shape_n, k = ins.shape_k;
   // The shapes that apply: A's and B's own type's; for C and D those of the multiplicands their
@@ -445,8 +450,8 @@ bool decode_mma_op(DecodeContext& d, const ir::Instruction& ins, Op& op) {
     info->b_signed = t[2] == T::kS8;
     info->d = info->c = Elem::kS32;
     ok = t[0] == T::kS32 && t[3] == T::kS32;
-  } else if (t.size() == 4 && t[1] == t[2] && elem_of(t[0], &info->d) &&
-             elem_of(t[1], &info->in) && elem_of(t[3], &info->c)) {  // bf16, tf32: f32; f64
+  } else if (t.size() == 4 && t[1] == t[2] && elem_of(t[0], &info->d) && elem_of(t[1], &info->in) &&
+             elem_of(t[3], &info->c)) {  // bf16, tf32: f32; f64
     const Elem acc = info->in == Elem::kF64 ? Elem::kF64 : Elem::kF32;
     ok = (info->in == Elem::kBF16 || info->in == Elem::kTf32 || info->in == Elem::kF64) &&
          info->d == acc && info->c == acc;
@@ -475,8 +480,8 @@ bool decode_mma_op(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   info->gc = geometry(Role::kC, info->m, info->n, info->k, info->c);
   if (ins.operands.size() != 4) return d.fail("wmma.mma takes four operands: d, a, b, c");
   const uint32_t in_bytes = register_bytes(info->in);
-  if (!register_list(d, ins.operands[0], info->gc.registers(info->d), register_bytes(info->d),
-                     true, "d", info->dr) ||
+  if (!register_list(d, ins.operands[0], info->gc.registers(info->d), register_bytes(info->d), true,
+                     "d", info->dr) ||
       !register_list(d, ins.operands[1], info->ga.registers(info->in), in_bytes, false, "a",
                      info->a) ||
       !register_list(d, ins.operands[2], info->gb.registers(info->in), in_bytes, false, "b",

@@ -228,6 +228,96 @@ TEST(PtxVmEngine, ThirtyTwoBitAddressesWrap) {
   }
 }
 
+// Device printf as nvcc compiles it: the arguments packed in the local depot, vprintf(format,
+// buffer) through .param variables, its result (the number of arguments) read back.
+const std::string kPrintf = module(R"(
+.extern .func  (.param .b32 func_retval0) vprintf
+(
+  .param .b64 vprintf_param_0,
+  .param .b64 vprintf_param_1
+)
+;
+.global .align 1 .b8 $str[32] = {116, 37, 117, 32, 37, 115, 32, 37, 53, 100, 124, 37, 45, 52, 120, 124, 37, 108, 108, 100, 32, 37, 46, 51, 102, 32, 37, 99, 37, 37, 10};
+.global .align 1 .b8 $str$1[8] = {98, 97, 100, 32, 37, 100, 10};
+
+.visible .entry say(.param .u64 p_name, .param .u32 p_v, .param .u64 p_w, .param .f64 p_d)
+{
+  .local .align 8 .b8 __local_depot0[48];
+  .reg .b64 %SP;
+  .reg .b64 %SPL;
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .f64 %fd<2>;
+  .reg .b64 %rd<10>;
+  mov.u64 %SPL, __local_depot0;
+  cvta.local.u64 %SP, %SPL;
+  ld.param.u64 %rd2, [p_name];
+  ld.param.u64 %rd3, [p_w];
+  ld.param.f64 %fd1, [p_d];
+  add.u64 %rd4, %SP, 0;
+  add.u64 %rd1, %SPL, 0;
+  mov.u32 %r2, %tid.x;
+  add.s32 %r3, %r2, 65;
+  st.local.u32 [%rd1], %r2;
+  st.local.u64 [%rd1+8], %rd2;
+  ld.param.u32 %r4, [p_v];
+  st.local.v2.u32 [%rd1+16], {%r4, %r4};
+  st.local.u64 [%rd1+24], %rd3;
+  st.local.f64 [%rd1+32], %fd1;
+  st.local.u32 [%rd1+40], %r3;
+  mov.u64 %rd5, $str;
+  cvta.global.u64 %rd6, %rd5;
+  {
+  .param .b64 param0;
+  st.param.b64 [param0+0], %rd6;
+  .param .b64 param1;
+  st.param.b64 [param1+0], %rd4;
+  .param .b32 retval0;
+  call.uni (retval0), vprintf, (param0, param1);
+  ld.param.b32 %r1, [retval0+0];
+  }
+  setp.eq.s32 %p1, %r1, 7;
+  @%p1 bra DONE;
+  st.local.u32 [%rd1], %r1;
+  mov.u64 %rd7, $str$1;
+  cvta.global.u64 %rd8, %rd7;
+  {
+  .param .b64 param0;
+  st.param.b64 [param0+0], %rd8;
+  .param .b64 param1;
+  st.param.b64 [param1+0], %rd4;
+  .param .b32 retval0;
+  call.uni (retval0), vprintf, (param0, param1);
+  ld.param.b32 %r5, [retval0+0];
+  }
+DONE:
+  ret;
+}
+)");
+
+TEST(PtxVmEngine, DevicePrintfWritesEachThreadsLine) {
+  Vm vm;
+  ASSERT_TRUE(vm.load(kPrintf));
+  auto& name = vm.buffer(std::vector<char>{'h', 'a', 'l', '\0'});
+  testing::internal::CaptureStdout();
+  const Fault fault = vm.run1(
+      "say", 1, 2, Params().add(name.address()).add(uint32_t{42}).add(uint64_t(-5)).add(2.5));
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_RAN(fault);
+  // "bad N" would mean the result was not the number of arguments (7).
+  EXPECT_EQ(out, "t0 hal    42|2a  |-5 2.500 A%\nt1 hal    42|2a  |-5 2.500 B%\n");
+}
+
+TEST(PtxVmEngine, DevicePrintfOfABadStringFaults) {
+  Vm vm;
+  ASSERT_TRUE(vm.load(kPrintf));
+  testing::internal::CaptureStdout();
+  const Fault fault =
+      vm.run1("say", 1, 1, Params().add(uint64_t{0x10}).add(uint32_t{1}).add(uint64_t{2}).add(3.0));
+  testing::internal::GetCapturedStdout();
+  EXPECT_EQ(fault.kind, FaultKind::kIllegalAddress) << fault.message;
+}
+
 // Local memory (a per-thread array through cvta.local) and a .func call with .param arguments.
 TEST(PtxVmEngine, LocalMemoryAndCalls) {
   Vm vm;
@@ -434,6 +524,28 @@ TEST(PtxVmEngine, RefusesAtLoadWhatItCannotRunNamingTheLine) {
                                                "sm_80"));
   EXPECT_NE(log.find("line 10"), std::string::npos) << log;
   EXPECT_NE(log.find("wgmma"), std::string::npos) << log;
+}
+
+// An external function the device does not provide is refused at load, naming those it does.
+TEST(PtxVmEngine, RefusesExternalFunctionsItDoesNotProvide) {
+  Vm vm;
+  const std::string log = vm.load_error(module(R"(
+.extern .func (.param .b64 func_retval0) malloc (.param .b64 malloc_param_0);
+.visible .entry k()
+{
+  .reg .b64 %rd<2>;
+  {
+  .param .b64 param0;
+  st.param.b64 [param0+0], 64;
+  .param .b64 retval0;
+  call.uni (retval0), malloc, (param0);
+  ld.param.b64 %rd1, [retval0+0];
+  }
+  ret;
+}
+)"));
+  EXPECT_NE(log.find("calls 'malloc'"), std::string::npos) << log;
+  EXPECT_NE(log.find("but __assertfail and vprintf"), std::string::npos) << log;
 }
 
 TEST(PtxVmEngine, RefusesNewerTargetsAndVersions) {

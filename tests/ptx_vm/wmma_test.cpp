@@ -132,7 +132,9 @@ struct WmmaCase {
   bool stride = true;       // pass the stride operand (else the default, no padding)
 };
 
-std::ostream& operator<<(std::ostream& os, const WmmaCase& c) { return os << c.name; }
+std::ostream& operator<<(std::ostream& os, const WmmaCase& c) {
+  return os << c.name;
+}
 
 int registers(Elem e, int m, int n, int k, char role) {
   const int rows = role == 'b' ? k : m, cols = role == 'a' ? k : n;
@@ -150,8 +152,8 @@ std::string reg_list(const char* prefix, int count) {
 // The kernel of |c|; |scale_c| doubles every C element between load and mma (f32 C only).
 std::string wmma_kernel(const WmmaCase& c, bool scale_c = false) {
   const Elem b = c.b_unsigned ? Elem::kU8 : c.a;
-  const std::string shape = "m" + std::to_string(c.m) + "n" + std::to_string(c.n) + "k" +
-                            std::to_string(c.k);
+  const std::string shape =
+      "m" + std::to_string(c.m) + "n" + std::to_string(c.n) + "k" + std::to_string(c.k);
   const int ra = registers(c.a, c.m, c.n, c.k, 'a'), rb = registers(b, c.m, c.n, c.k, 'b');
   const int rc = registers(c.c, c.m, c.n, c.k, 'c'), rd = registers(c.d, c.m, c.n, c.k, 'c');
   const bool wide = c.a == Elem::kF64;
@@ -171,8 +173,8 @@ std::string wmma_kernel(const WmmaCase& c, bool scale_c = false) {
     << "  ld.param.u32 %r2, [lc];\n  ld.param.u32 %r3, [ld];\n"
     << "  wmma.load.a.sync.aligned." << layout(c.a_col) << "." << shape << ".global."
     << name_of(c.a) << " " << reg_list("a", ra) << ", [%rd0]" << stride("%r0") << ";\n"
-    << "  wmma.load.b.sync.aligned." << layout(c.b_col) << "." << shape << ".global."
-    << name_of(b) << " " << reg_list("b", rb) << ", [%rd1]" << stride("%r1") << ";\n"
+    << "  wmma.load.b.sync.aligned." << layout(c.b_col) << "." << shape << ".global." << name_of(b)
+    << " " << reg_list("b", rb) << ", [%rd1]" << stride("%r1") << ";\n"
     << "  wmma.load.c.sync.aligned." << layout(c.c_col) << "." << shape << ".global."
     << name_of(c.c) << " " << reg_list("c", rc) << ", [%rd2]" << stride("%r2") << ";\n";
   if (scale_c) {
@@ -238,14 +240,14 @@ TEST_P(Wmma, MatchesTheHostProduct) {
       for (int n = 0; n < c.n; ++n) {
         double want = C.get(r, n) * (scale_c ? 2 : 1);
         for (int k = 0; k < c.k; ++k) want += A.get(r, k) * B.get(k, n);
-        ASSERT_EQ(got.get(r, n), want) << c.name << (scale_c ? " (C doubled)" : "") << ": D["
-                                       << r << "][" << n << "]";
+        ASSERT_EQ(got.get(r, n), want)
+            << c.name << (scale_c ? " (C doubled)" : "") << ": D[" << r << "][" << n << "]";
       }
     }
     // The padding between rows (or columns) is left alone.
     if (pad > 0) {
-      const size_t last = D.offset(0, 0) + static_cast<size_t>(D.col_major ? c.m : c.n) *
-                                               bytes_of(c.d);
+      const size_t last =
+          D.offset(0, 0) + static_cast<size_t>(D.col_major ? c.m : c.n) * bytes_of(c.d);
       EXPECT_EQ(d.host[last], 0xcd) << "a store outside the matrix";
     }
   }
@@ -254,8 +256,8 @@ TEST_P(Wmma, MatchesTheHostProduct) {
 const WmmaCase kCases[] = {
     {"f16_m16n16k16_f32_row_col", 16, 16, 16, Elem::kF16, Elem::kF32, Elem::kF32, false, true,
      false, false},
-    {"f16_m16n16k16_f32_col_row", 16, 16, 16, Elem::kF16, Elem::kF32, Elem::kF32, true, false,
-     true, true},
+    {"f16_m16n16k16_f32_col_row", 16, 16, 16, Elem::kF16, Elem::kF32, Elem::kF32, true, false, true,
+     true},
     {"f16_m16n16k16_f16_acc", 16, 16, 16, Elem::kF16, Elem::kF16, Elem::kF16, false, false, false,
      true},
     {"f16_m16n16k16_f16_c_f32_d", 16, 16, 16, Elem::kF16, Elem::kF16, Elem::kF32, false, true,
@@ -356,10 +358,11 @@ const char* const kLoadA =
     "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7}";
 
 std::string fault_kernel(const std::string& body) {
-  return module(".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<4>;\n  .reg .b32 %r<4>;\n"
-                "  .reg .b32 %a<8>;\n  .reg .pred %p;\n  ld.param.u64 %rd0, [p];\n"
-                "  mov.u32 %r0, %laneid;\n" +
-                body + "  ret;\n}\n");
+  return module(
+      ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<4>;\n  .reg .b32 %r<4>;\n"
+      "  .reg .b32 %a<8>;\n  .reg .pred %p;\n  ld.param.u64 %rd0, [p];\n"
+      "  mov.u32 %r0, %laneid;\n" +
+      body + "  ret;\n}\n");
 }
 
 TEST(WmmaFaults, LanesGivingDifferentAddressesFault) {
