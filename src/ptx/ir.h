@@ -172,7 +172,10 @@ static_assert(static_cast<size_t>(Mod::kCount) <= 256, "ModSet holds 256 modifie
   X(kStacksave, "stacksave") X(kStmatrix, "stmatrix") X(kSub, "sub") X(kSubc, "subc")            \
   X(kSuld, "suld") X(kSured, "sured") X(kSust, "sust") X(kSuq, "suq") X(kSzext, "szext")         \
   X(kTanh, "tanh") X(kTensormap, "tensormap") X(kTestp, "testp") X(kTex, "tex")                 \
-  X(kTld4, "tld4") X(kTrap, "trap") X(kTxq, "txq") X(kVote, "vote") X(kWgmma, "wgmma")           \
+  X(kTld4, "tld4") X(kTrap, "trap") X(kTxq, "txq") X(kVabsdiff2, "vabsdiff2")                  \
+  X(kVabsdiff4, "vabsdiff4") X(kVadd2, "vadd2") X(kVadd4, "vadd4") X(kVavrg2, "vavrg2")          \
+  X(kVavrg4, "vavrg4") X(kVmax2, "vmax2") X(kVmax4, "vmax4") X(kVmin2, "vmin2")                 \
+  X(kVmin4, "vmin4") X(kVote, "vote") X(kVsub2, "vsub2") X(kVsub4, "vsub4") X(kWgmma, "wgmma")  \
   X(kWmma, "wmma") X(kXor, "xor")
 // clang-format on
 

@@ -93,6 +93,7 @@ bool decode_async_copy(DecodeContext& d, const ir::Instruction& ins, Op& op);  /
 bool decode_warp(DecodeContext& d, const ir::Instruction& ins, Op& op);        // shfl, vote, ...
 bool decode_matrix(DecodeContext& d, const ir::Instruction& ins, Op& op);      // mma, ldmatrix
 bool decode_wmma(DecodeContext& d, const ir::Instruction& ins, Op& op);        // wmma
+bool decode_simd(DecodeContext& d, const ir::Instruction& ins, Op& op);        // vabsdiff4, ...
 
 // Handlers the decoder core uses directly (ops_move.cpp).
 // Copies a row of |bytes| per lane from a[1] to a[0]; 0 copies a predicate word.

@@ -523,6 +523,20 @@ bool Decoder::decode_instruction(const ir::Instruction& ins, uint32_t copy_index
       case O::kWmma:
         family = decode_wmma;
         break;
+      case O::kVabsdiff2:
+      case O::kVabsdiff4:
+      case O::kVadd2:
+      case O::kVadd4:
+      case O::kVavrg2:
+      case O::kVavrg4:
+      case O::kVmax2:
+      case O::kVmax4:
+      case O::kVmin2:
+      case O::kVmin4:
+      case O::kVsub2:
+      case O::kVsub4:
+        family = decode_simd;
+        break;
       default:
         return fail(std::string("instruction '") + ir::opcode_name(ins.opcode) +
                     "' is not supported on the CPU PTX device");

@@ -159,8 +159,8 @@ void vprintf_op(Exec& x, const Op& op, uint32_t mask) {
   for_lanes(mask, [&](uint32_t lane) {
     if (x.faulted) return;
     const uint8_t* fp = local_at(x, info.format, 8, 8, Access::kRead, lane);
-    const uint8_t* ap = fp != nullptr ? local_at(x, info.arguments, 8, 8, Access::kRead, lane)
-                                      : nullptr;
+    const uint8_t* ap =
+        fp != nullptr ? local_at(x, info.arguments, 8, 8, Access::kRead, lane) : nullptr;
     if (ap == nullptr) return;
     const uint64_t format_address = load_as<uint64_t>(fp);
     int32_t count = -1;
@@ -185,6 +185,8 @@ void vprintf_op(Exec& x, const Op& op, uint32_t mask) {
 
 }  // namespace
 
-Handler vprintf_handler() { return vprintf_op; }
+Handler vprintf_handler() {
+  return vprintf_op;
+}
 
 }  // namespace hal::ptx_vm

@@ -919,5 +919,65 @@ TEST(PtxVmInteger, ImmediateOperands) {
         });
 }
 
+// The SIMD video instructions on bytes and half-words, with every type, .sat and the
+// accumulating .add, against a per-lane reference; vavrg and operand selectors are refused.
+TEST(PtxVmInteger, SimdVideoLanes) {
+  Rng rng(77);
+  std::vector<Row> rows;
+  for (int i = 0; i < 96; ++i) rows.push_back({rng.next32(), rng.next32(), rng.next32()});
+  rows.push_back({0x80ff7f00, 0x7f0180ff, 5});
+  const char* const ops[] = {"vabsdiff", "vadd", "vsub", "vmin", "vmax"};
+  for (uint32_t lanes : {2u, 4u}) {
+    const uint32_t bits = 32 / lanes;
+    for (int op = 0; op < 5; ++op) {
+      for (int types = 0; types < 8; ++types) {
+        const bool ds = types & 1, as = types & 2, bs = types & 4;
+        for (int mode = 0; mode < 3; ++mode) {  // 0 plain, 1 .sat, 2 .add
+          const std::string ins = std::string(ops[op]) + std::to_string(lanes) + "." +
+                                  (ds ? "s32" : "u32") + "." + (as ? "s32" : "u32") + "." +
+                                  (bs ? "s32" : "u32") + (mode == 1 ? ".sat" : "") +
+                                  (mode == 2 ? ".add" : "");
+          const auto got = run_op(
+              OpKernel{"  " + ins + " %d0, %s0, %s1, %s2;", {"b32"}, {"b32", "b32", "b32"}}, rows);
+          for (size_t r = 0; r < rows.size(); ++r) {
+            const auto lane = [&](uint64_t v, uint32_t i, bool sign) -> int64_t {
+              const int64_t x = static_cast<int64_t>((v >> (i * bits)) & ((1ull << bits) - 1));
+              return sign && (x >> (bits - 1)) != 0 ? x - (int64_t{1} << bits) : x;
+            };
+            const int64_t lo = ds ? -(int64_t{1} << (bits - 1)) : 0;
+            const int64_t hi = ds ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+            uint64_t merged = 0;
+            int64_t sum = 0;
+            for (uint32_t i = 0; i < lanes; ++i) {
+              const int64_t a = lane(rows[r][0], i, as), b = lane(rows[r][1], i, bs);
+              const int64_t v = op == 0   ? std::llabs(a - b)
+                                : op == 1 ? a + b
+                                : op == 2 ? a - b
+                                : op == 3 ? std::min(a, b)
+                                          : std::max(a, b);
+              sum += v;
+              const int64_t kept = mode == 1 ? std::clamp(v, lo, hi) : v;
+              merged |= (static_cast<uint64_t>(kept) & ((1ull << bits) - 1)) << (i * bits);
+            }
+            const uint64_t want =
+                mode == 2 ? static_cast<uint32_t>(static_cast<int64_t>(rows[r][2]) + sum) : merged;
+            ASSERT_EQ(got[r][0], want) << ins << " " << row_text(rows[r]);
+          }
+        }
+      }
+    }
+  }
+  const std::pair<const char*, const char*> refusals[] = {
+      {"vavrg4.u32.u32.u32 %d0, %s0, %s1, %s2;", "'vavrg4' is not supported"},
+      {"vabsdiff4.u32.u32.u32.sat.add %d0, %s0, %s1, %s2;", ".sat cannot be used"},
+      {"vabsdiff4.u32.u32.f32 %d0, %s0, %s1, %s2;", "the types are .u32 or .s32"},
+  };
+  for (const auto& [ins, reason] : refusals) {
+    const std::string log = OpVm::load_error(
+        op_kernel_ptx(OpKernel{std::string("  ") + ins, {"b32"}, {"b32", "b32", "b32"}}));
+    EXPECT_NE(log.find(reason), std::string::npos) << ins << "\n" << log;
+  }
+}
+
 }  // namespace
 }  // namespace ptx_vm_test
