@@ -137,7 +137,8 @@ fuzz_seeds() {
       # The PTX the interpreter runs in the tests, gathered in one folder: tests/ptx_cpu holds
       # sources besides its kernels.
       mkdir -p "$asan_dir/fuzz-seeds/$1"
-      cp "$root"/tests/ptx_cpu/kernels.ptx "$root"/tests/ptx_cpu/triton/*.ptx "$asan_dir/fuzz-seeds/$1"
+      cp "$root"/tests/ptx_cpu/kernels.ptx "$root"/tests/ptx_cpu/triton/*.ptx \
+        "$root"/tests/ptx_cpu/nvcc/*.ptx "$asan_dir/fuzz-seeds/$1"
       echo "$root/kernels/ptx $asan_dir/fuzz-seeds/$1"
       ;;
   esac

@@ -22,7 +22,7 @@ std::string load_one(const std::string& text) {
 
 TEST(PtxVmLoadFuzz, Seeds) {
   std::vector<std::filesystem::path> files = {HAL_TEST_KERNELS_PTX};
-  for (const char* dir : {HAL_TEST_PACK_PTX_DIR, HAL_TEST_TRITON_PTX_DIR}) {
+  for (const char* dir : {HAL_TEST_PACK_PTX_DIR, HAL_TEST_TRITON_PTX_DIR, HAL_TEST_NVCC_PTX_DIR}) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       if (entry.path().extension() == ".ptx") files.push_back(entry.path());
     }
