@@ -16,6 +16,7 @@
 #include <regex>
 #include <sstream>
 
+#include "matrix_elements.h"
 #include "ptx_vm/half.h"
 #include "vm_test_util.h"
 
@@ -31,23 +32,6 @@ using hal::ptx_vm::Round;
 // ===========================================================================================
 // mma
 // ===========================================================================================
-
-enum class Elem { kF16, kBF16, kTF32, kF32, kF64, kS8, kU8, kS32 };
-
-uint32_t elem_bytes(Elem e) {
-  switch (e) {
-    case Elem::kF16:
-    case Elem::kBF16:
-      return 2;
-    case Elem::kS8:
-    case Elem::kU8:
-      return 1;
-    case Elem::kF64:
-      return 8;
-    default:
-      return 4;
-  }
-}
 
 // Element i of a lane's fragment is at row = row_g * g + row_t * t + at[i].first and
 // col = col_g * g + col_t * t + at[i].second, with g = %laneid / 4 and t = %laneid % 4.

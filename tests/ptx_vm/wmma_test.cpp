@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 
+#include "matrix_elements.h"
 #include "ptx_vm/half.h"
 #include "vm_test_util.h"
 
@@ -25,22 +26,6 @@ using hal::ptx_vm::float_to_half;
 using hal::ptx_vm::half_to_float;
 using hal::ptx_vm::Round;
 
-enum class Elem { kF16, kBF16, kTF32, kF32, kF64, kS8, kU8, kS32 };
-
-uint32_t bytes_of(Elem e) {
-  switch (e) {
-    case Elem::kF16:
-    case Elem::kBF16:
-      return 2;
-    case Elem::kS8:
-    case Elem::kU8:
-      return 1;
-    case Elem::kF64:
-      return 8;
-    default:
-      return 4;
-  }
-}
 const char* name_of(Elem e) {
   static const char* const kNames[] = {"f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s32"};
   return kNames[static_cast<int>(e)];
@@ -106,19 +91,19 @@ struct Matrix {
 
   Matrix(Elem elem, int r, int c, bool col, int pad)
       : e(elem), rows(r), cols(c), ld((col ? r : c) + pad), col_major(col) {
-    bytes.assign(static_cast<size_t>(ld) * (col ? c : r) * bytes_of(e), 0xcd);
+    bytes.assign(static_cast<size_t>(ld) * (col ? c : r) * elem_bytes(e), 0xcd);
   }
   size_t offset(int r, int c) const {
     return (col_major ? static_cast<size_t>(c) * ld + r : static_cast<size_t>(r) * ld + c) *
-           bytes_of(e);
+           elem_bytes(e);
   }
   void set(int r, int c, double v) {
     const uint64_t bits = encode(e, v);
-    std::memcpy(&bytes[offset(r, c)], &bits, bytes_of(e));
+    std::memcpy(&bytes[offset(r, c)], &bits, elem_bytes(e));
   }
   double get(int r, int c) const {
     uint64_t bits = 0;
-    std::memcpy(&bits, &bytes[offset(r, c)], bytes_of(e));
+    std::memcpy(&bits, &bytes[offset(r, c)], elem_bytes(e));
     return decode(e, bits);
   }
 };
@@ -139,7 +124,7 @@ std::ostream& operator<<(std::ostream& os, const WmmaCase& c) {
 int registers(Elem e, int m, int n, int k, char role) {
   const int rows = role == 'b' ? k : m, cols = role == 'a' ? k : n;
   const int per_lane = e == Elem::kF16 && role != 'c' ? 16 : rows * cols / 32;
-  const int per_reg = e == Elem::kF64 ? 1 : 4 / static_cast<int>(bytes_of(e));
+  const int per_reg = e == Elem::kF64 ? 1 : 4 / static_cast<int>(elem_bytes(e));
   return per_lane / per_reg;
 }
 
@@ -247,7 +232,7 @@ TEST_P(Wmma, MatchesTheHostProduct) {
     // The padding between rows (or columns) is left alone.
     if (pad > 0) {
       const size_t last =
-          D.offset(0, 0) + static_cast<size_t>(D.col_major ? c.m : c.n) * bytes_of(c.d);
+          D.offset(0, 0) + static_cast<size_t>(D.col_major ? c.m : c.n) * elem_bytes(c.d);
       EXPECT_EQ(d.host[last], 0xcd) << "a store outside the matrix";
     }
   }
