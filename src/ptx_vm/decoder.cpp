@@ -171,6 +171,12 @@ bool Decoder::decode_call(const ir::Instruction& ins, uint32_t copy_index, uint3
       if (a.kind != ir::OperandKind::kSymbol || !address(addr, MemSpace::kParam, &where)) {
         return fail("the arguments of '" + g.name + "' must be .param variables");
       }
+      // A call's own .param variable lives in the thread's local storage; a register or the
+      // kernel's parameter would be read from the wrong memory.
+      if (where.base != kNoRef || where.space != MemSpace::kLocal) {
+        return fail("the arguments and result of '" + g.name +
+                    "' must be .param variables declared for the call");
+      }
       *out = static_cast<Ref>(where.disp);
       return true;
     };
@@ -186,7 +192,7 @@ bool Decoder::decode_call(const ir::Instruction& ins, uint32_t copy_index, uint3
       push_op(op);
     } else if (g.name == "vprintf") {
       if (narg != 2 || nret > 1) {
-        return fail("vprintf takes a format and an argument buffer and returns one value");
+        return fail("vprintf takes a format and an argument buffer and returns at most one value");
       }
       Op op;
       auto* info = k_.make<PrintfInfo>();

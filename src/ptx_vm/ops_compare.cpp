@@ -337,9 +337,9 @@ bool decode_setp_or_set(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   op.imm = static_cast<uint32_t>(cmp) | (static_cast<uint32_t>(how) << 8);
   const bool pair = t == ir::Type::kF16x2 || t == ir::Type::kBF16x2;
   if (is_set) {
-    // The destination types PTX allows: .u32, .s32 or .f32 for every source; besides, for f16
-    // and bf16 sources, the source's own type (1.0 where true) or .u16/.s16, and for pairs the
-    // pair type or .u32/.s32 (each half all ones or 1.0).
+    // The destination types PTX allows: .u32, .s32, .f32, .f16 or .bf16 (1.0 where true) for
+    // every source; besides, .u16/.s16 for f16 and bf16 sources, and for pairs the pair type or
+    // .u32/.s32 (each half all ones or 1.0).
     using TT = ir::Type;
     const TT dt = ins.types[0];
     const bool half = t == TT::kF16 || t == TT::kBF16;
@@ -357,14 +357,13 @@ bool decode_setp_or_set(DecodeContext& d, const ir::Instruction& ins, Op& op) {
       kind = kAllOnes32;
     } else if (dt == TT::kF32) {
       kind = kOneF32;
-    } else if (half && dt == t) {
-      kind = t == TT::kF16 ? kOneF16 : kOneBF16;
+    } else if (dt == TT::kF16 || dt == TT::kBF16) {  // set.CmpOp.f16.stype, any stype
+      kind = dt == TT::kF16 ? kOneF16 : kOneBF16;
     } else if (half && (dt == TT::kU16 || dt == TT::kS16)) {
       kind = kAllOnes16;
     } else {
-      return d.fail(half ? std::string("set on .") + ir::type_name(t) + " writes ." +
-                               ir::type_name(t) + ", .u16, .s16, .u32, .s32 or .f32"
-                         : "set writes .u32, .s32 or .f32");
+      return d.fail(half ? "set writes .u32, .s32, .f32, .f16, .bf16, .u16 or .s16"
+                         : "set writes .u32, .s32, .f32, .f16 or .bf16");
     }
     op.a[0] = d.destination(ins.operands[0], dt);
     op.imm |= static_cast<uint32_t>(kind) << 16;

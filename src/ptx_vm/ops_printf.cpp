@@ -2,13 +2,14 @@
 // addresses; the arguments are packed one after another, each aligned to its size (int, char
 // and short as 4 bytes, long, long long and pointers as 8, float promoted to an 8-byte double).
 //
-// Each lane's text is formatted as C's printf would (flags, width, precision, the h, hh, l, ll,
-// j, z and t length modifiers; d i u o x X c s p f F e E g G a A and %%) and written to the
-// host's standard output, the lanes of one instruction in order under one lock, so lines of
-// different threads do not interleave. Unlike C's printf, and as CUDA documents, the result is
-// the number of arguments read (-1 for a null format). The format and every string argument
-// are read through the memory checks, so a bad pointer faults as a load would; a string is read
-// up to its terminator or kMaxText bytes.
+// Each lane's text is formatted as C's printf would (flags, width and precision as digits or
+// '*', the h, hh, l, ll, j, z and t length modifiers; d i u o x X c s p f F e E g G a A and %%) and
+// written to the host's standard output, the lanes of one instruction in order under one lock, so
+// lines of different threads do not interleave. Unlike C's printf, and as CUDA documents, the
+// result is the number of arguments read (-1 for a null format). The format and every string
+// argument are read through the memory checks, so a bad pointer faults as a load would; a string is
+// read up to its terminator or kMaxText bytes.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -77,11 +78,40 @@ bool format(Exec& x, uint32_t lane, const std::string& f, uint64_t args, std::st
       i = j + 1;
       continue;
     }
-    while (j < n && std::strchr("-+ #0", f[j]) != nullptr) ++j;
-    while (j < n && f[j] >= '0' && f[j] <= '9') ++j;
+    // The specification: flags, then width and precision, each digits or '*' (an int
+    // argument, read before the value; a negative width is the '-' flag). Both are rebuilt as
+    // digits and bounded, so no field can ask for gigabytes of padding.
+    std::string spec = "%";
+    while (j < n && std::strchr("-+ #0", f[j]) != nullptr) spec += f[j++];
+    bool too_wide = false;
+    const auto number = [&](bool precision) -> bool {
+      int64_t value = 0;
+      if (j < n && f[j] == '*') {
+        ++j;
+        uint64_t v = 0;
+        if (!next(4, &v)) return false;
+        value = static_cast<int32_t>(v);
+        if (value < 0) {
+          if (precision) return true;  // a negative precision is as if none were given
+          spec += '-';
+          value = -value;
+        }
+      } else if (j < n && f[j] >= '0' && f[j] <= '9') {
+        while (j < n && f[j] >= '0' && f[j] <= '9') {
+          value = std::min<int64_t>(value * 10 + (f[j++] - '0'), int64_t{1} << 40);
+        }
+      } else if (!precision) {
+        return true;
+      }
+      too_wide = too_wide || value > kMaxField;
+      if (precision) spec += '.';
+      spec += std::to_string(value);
+      return true;
+    };
+    if (!number(false)) return false;
     if (j < n && f[j] == '.') {
       ++j;
-      while (j < n && f[j] >= '0' && f[j] <= '9') ++j;
+      if (!number(true)) return false;
     }
     const size_t length_at = j;
     while (j < n && std::strchr("hljztLq", f[j]) != nullptr) ++j;
@@ -89,7 +119,7 @@ bool format(Exec& x, uint32_t lane, const std::string& f, uint64_t args, std::st
       *out += f.substr(i);
       break;
     }
-    const std::string spec = f.substr(i, length_at - i);
+    const size_t before = out->size();
     const std::string length = f.substr(length_at, j - length_at);
     const bool wide = !length.empty() && length != "h" && length != "hh";
     const char conversion = f[j];
@@ -147,6 +177,10 @@ bool format(Exec& x, uint32_t lane, const std::string& f, uint64_t args, std::st
         *out += f.substr(i, j + 1 - i);
         break;
     }
+    if (too_wide) {  // the value was read (the arguments stay in step), the field is not printed
+      out->resize(before);
+      *out += "<printf field too wide>";
+    }
     i = j + 1;
   }
   return true;
@@ -166,8 +200,10 @@ void vprintf_op(Exec& x, const Op& op, uint32_t mask) {
     int32_t count = -1;
     if (format_address != 0) {
       count = 0;
+      const size_t lane_start = out.size();
       if (!read_text(x, lane, format_address, &f) ||
           !format(x, lane, f, load_as<uint64_t>(ap), &out, &count)) {
+        out.resize(lane_start);  // a lane that faulted prints nothing
         return;
       }
     }

@@ -110,10 +110,10 @@ bool decode_simd(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   }
   if (op.a[0] == kNoRef) return false;
   op.imm = which;
-  op.flags = static_cast<uint8_t>((ins.types[1] == T::kS32 ? 1 : 0) |
-                                  (ins.types[2] == T::kS32 ? 2 : 0) |
-                                  (ins.types[0] == T::kS32 ? 4 : 0) |
-                                  (ins.mods.has(M::kSat) ? 8 : 0) | (ins.mods.has(M::kAdd) ? 16 : 0));
+  op.flags =
+      static_cast<uint8_t>((ins.types[1] == T::kS32 ? 1 : 0) | (ins.types[2] == T::kS32 ? 2 : 0) |
+                           (ins.types[0] == T::kS32 ? 4 : 0) | (ins.mods.has(M::kSat) ? 8 : 0) |
+                           (ins.mods.has(M::kAdd) ? 16 : 0));
   op.fn = lanes == 2 ? simd<2> : simd<4>;
   return true;
 }

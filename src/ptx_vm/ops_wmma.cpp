@@ -166,6 +166,14 @@ bool element_memory(Exec& x, const MemoryInfo& info, Access access, const char* 
   uint64_t address = 0;
   uint32_t stride = 0;
   if (!warp_address(x, info, what, &address, &stride)) return false;
+  if (info.space == MemSpace::kGeneric && address - kLocalWindow < kWindowSize) {
+    // Local memory is each thread's own: one fragment cannot come from 32 threads' memories.
+    raise_fault(x, FaultKind::kIllegalAddress, 0,
+                std::string(what) +
+                    " at a generic address of local memory: wmma accesses "
+                    "global or shared memory");
+    return false;
+  }
   const uint32_t bytes = memory_bytes(info.elem);
   for (uint32_t r = 0; r < info.g.rows; ++r) {
     for (uint32_t c = 0; c < info.g.cols; ++c) {
@@ -465,9 +473,12 @@ bool decode_mma_op(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   if (ins.mods.has(M::kSatfinite) && info->in != Elem::kS8) {
     return d.fail(".satfinite applies only to integer wmma.mma");
   }
-  const bool rounds =
-      ins.mods.has(M::kRn) || ins.mods.has(M::kRz) || ins.mods.has(M::kRm) || ins.mods.has(M::kRp);
-  if (rounds && info->in != Elem::kF64) return d.fail("a rounding modifier applies only to f64");
+  const int rounds =
+      ins.mods.has(M::kRn) + ins.mods.has(M::kRz) + ins.mods.has(M::kRm) + ins.mods.has(M::kRp);
+  if (rounds > 0 && info->in != Elem::kF64) {
+    return d.fail("a rounding modifier applies only to f64");
+  }
+  if (rounds > 1) return d.fail("wmma.mma takes one rounding modifier");
   info->satfinite = ins.mods.has(M::kSatfinite);
   if (ins.mods.has(M::kRz)) info->rounding = FE_TOWARDZERO;
   if (ins.mods.has(M::kRm)) info->rounding = FE_DOWNWARD;

@@ -277,8 +277,9 @@ TEST(PtxVmCompare, SetOnHalvesAndPairs) {
                                    "  mov.b32 {%hh2, %hh3}, %s1;\n"
                                    "  set.lt.f16.f16 %d3, %hh0, %hh2;\n"
                                    "  set.lt.u16.f16 %d4, %hh1, %hh3;\n"
-                                   "  set.lt.u32.f16 %d5, %hh0, %hh2;",
-                                   {"b32", "b32", "b32", "b16", "b16", "b32"},
+                                   "  set.lt.u32.f16 %d5, %hh0, %hh2;\n"
+                                   "  set.ne.f16.u32 %d6, %s0, %s1;",
+                                   {"b32", "b32", "b32", "b16", "b16", "b32", "b16"},
                                    {"b32", "b32"},
                                    80,
                                    "  .reg .b16 %hh<4>;\n"},
@@ -302,6 +303,7 @@ TEST(PtxVmCompare, SetOnHalvesAndPairs) {
     EXPECT_EQ(got[i][3], ref_compare("lt", alo, blo, f16, false) ? 0x3c00u : 0u) << i;
     EXPECT_EQ(got[i][4], ref_compare("lt", ahi, bhi, f16, false) ? 0xffffu : 0u) << i;
     EXPECT_EQ(got[i][5], ref_compare("lt", alo, blo, f16, false) ? 0xffffffffu : 0u) << i;
+    EXPECT_EQ(got[i][6], rows[i][0] != rows[i][1] ? 0x3c00u : 0u) << i;  // .f16 from any source
   }
 }
 

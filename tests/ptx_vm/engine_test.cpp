@@ -308,6 +308,65 @@ TEST(PtxVmEngine, DevicePrintfWritesEachThreadsLine) {
   EXPECT_EQ(out, "t0 hal    42|2a  |-5 2.500 A%\nt1 hal    42|2a  |-5 2.500 B%\n");
 }
 
+// Widths and precisions given as '*' arguments (a negative width is the '-' flag), and a field
+// too wide to print, whose argument is still consumed.
+const std::string kPrintfWidths = module(R"(
+.extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+.global .align 1 .b8 $str[30] = {91, 37, 42, 100, 124, 37, 45, 42, 100, 124, 37, 46, 42, 102, 124, 37, 53, 48, 48, 48, 48, 48, 48, 100, 124, 37, 100, 93, 10};
+.visible .entry widths(.param .u32 widths_param_0)
+{
+  .local .align 8 .b8 __local_depot0[40];
+  .reg .b64 %SP;
+  .reg .b64 %SPL;
+  .reg .b32 %r<9>;
+  .reg .b64 %rd<6>;
+  mov.u64 %SPL, __local_depot0;
+  cvta.local.u64 %SP, %SPL;
+  add.u64 %rd1, %SP, 0;
+  add.u64 %rd2, %SPL, 0;
+  mov.u32 %r1, 7;
+  ld.param.u32 %r2, [widths_param_0];
+  st.local.v2.u32 [%rd2], {%r2, %r1};
+  add.s32 %r3, %r2, -1;
+  mov.u32 %r4, 8;
+  st.local.v2.u32 [%rd2+8], {%r3, %r4};
+  mov.u32 %r5, 2;
+  st.local.u32 [%rd2+16], %r5;
+  mov.u64 %rd3, 4614256650576692846;
+  st.local.u64 [%rd2+24], %rd3;
+  mov.u32 %r6, 99;
+  mov.u32 %r7, 1;
+  st.local.v2.u32 [%rd2+32], {%r7, %r6};
+  mov.u64 %rd4, $str;
+  cvta.global.u64 %rd5, %rd4;
+  {
+  .param .b64 param0;
+  st.param.b64 [param0+0], %rd5;
+  .param .b64 param1;
+  st.param.b64 [param1+0], %rd1;
+  .param .b32 retval0;
+  call.uni (retval0), vprintf, (param0, param1);
+  ld.param.b32 %r8, [retval0+0];
+  }
+  ret;
+}
+)");
+
+TEST(PtxVmEngine, DevicePrintfTakesWidthsFromArguments) {
+  Vm vm;
+  ASSERT_TRUE(vm.load(kPrintfWidths));
+  testing::internal::CaptureStdout();
+  const Fault wide = vm.run1("widths", 1, 1, Params().add(uint32_t{4}));
+  const Fault left = vm.run1("widths", 1, 1, Params().add(uint32_t(-3)));
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_RAN(wide);
+  EXPECT_RAN(left);
+  // printf("[%*d|%-*d|%.*f|%5000000d|%d]\n", w, 7, w - 1, 8, 2, 3.14159, 1, 99)
+  EXPECT_EQ(out,
+            "[   7|8  |3.14|<printf field too wide>|99]\n"
+            "[7  |8   |3.14|<printf field too wide>|99]\n");
+}
+
 TEST(PtxVmEngine, DevicePrintfOfABadStringFaults) {
   Vm vm;
   ASSERT_TRUE(vm.load(kPrintf));
@@ -546,6 +605,24 @@ TEST(PtxVmEngine, RefusesExternalFunctionsItDoesNotProvide) {
 )"));
   EXPECT_NE(log.find("calls 'malloc'"), std::string::npos) << log;
   EXPECT_NE(log.find("but __assertfail and vprintf"), std::string::npos) << log;
+}
+
+TEST(PtxVmEngine, RefusesAPrintfArgumentThatIsNotTheCallsParam) {
+  Vm vm;
+  const std::string log = vm.load_error(module(R"(
+.extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+.visible .entry k(.param .b64 p)
+{
+  .reg .b32 %r<2>;
+  {
+  .param .b32 retval0;
+  call.uni (retval0), vprintf, (p, p);
+  ld.param.b32 %r1, [retval0+0];
+  }
+  ret;
+}
+)"));
+  EXPECT_NE(log.find("must be .param variables declared for the call"), std::string::npos) << log;
 }
 
 TEST(PtxVmEngine, RefusesNewerTargetsAndVersions) {

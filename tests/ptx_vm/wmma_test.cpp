@@ -379,6 +379,19 @@ TEST(WmmaFaults, APartOfTheWarpFaults) {
   EXPECT_NE(f.message.find("wmma.load"), std::string::npos) << f.message;
 }
 
+// Local memory is each thread's own, so a fragment cannot be loaded from it.
+TEST(WmmaFaults, AGenericAddressOfLocalMemoryFaults) {
+  Vm vm;
+  ASSERT_TRUE(
+      vm.load(fault_kernel("  .local .align 16 .b8 buf[512];\n  mov.u64 %rd1, buf;\n"
+                           "  cvta.local.u64 %rd1, %rd1;\n  wmma.load.a.sync.aligned.row."
+                           "m16n16k16.f16 {%a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7}, "
+                           "[%rd1], 16;\n")));
+  const Fault f = vm.run1("k", 1, 32, Params().add(uint64_t{0}));
+  EXPECT_EQ(f.kind, FaultKind::kIllegalAddress);
+  EXPECT_NE(f.message.find("local memory"), std::string::npos) << f.message;
+}
+
 TEST(WmmaRefusals, UnsupportedFormsAreRefusedAtLoadWithTheReason) {
   const std::pair<std::string, std::string> cases[] = {
       {"wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%a0}, [%rd0], 32;",
@@ -397,6 +410,9 @@ TEST(WmmaRefusals, UnsupportedFormsAreRefusedAtLoadWithTheReason) {
        "must be a vector of 8"},
       {"wmma.load.a.row.m16n16k16.global.f16 {%a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7}, [%rd0];",
        "needs .sync.aligned"},
+      {"wmma.mma.sync.aligned.row.col.m8n8k4.rz.rm.f64.f64.f64.f64 {%rd1, %rd2}, {%rd1}, {%rd1}, "
+       "{%rd1, %rd2};",
+       "one rounding modifier"},
   };
   for (const auto& [ins, reason] : cases) {
     Vm vm;
