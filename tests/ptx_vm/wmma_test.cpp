@@ -130,15 +130,23 @@ int registers(Elem e, int m, int n, int k, char role) {
 
 std::string reg_list(const char* prefix, int count) {
   std::string s = "{";
-  for (int i = 0; i < count; ++i) s += (i ? ", %" : "%") + std::string(prefix) + std::to_string(i);
+  for (int i = 0; i < count; ++i) {
+    s += i ? ", %" : "%";  // appended piece by piece: GCC 12 -O3 warns falsely on "%" + string
+    s += prefix;
+    s += std::to_string(i);
+  }
   return s + "}";
 }
 
 // The kernel of |c|; |scale_c| doubles every C element between load and mma (f32 C only).
 std::string wmma_kernel(const WmmaCase& c, bool scale_c = false) {
   const Elem b = c.b_unsigned ? Elem::kU8 : c.a;
-  const std::string shape =
-      "m" + std::to_string(c.m) + "n" + std::to_string(c.n) + "k" + std::to_string(c.k);
+  std::string shape = "m";
+  shape += std::to_string(c.m);
+  shape += 'n';
+  shape += std::to_string(c.n);
+  shape += 'k';
+  shape += std::to_string(c.k);
   const int ra = registers(c.a, c.m, c.n, c.k, 'a'), rb = registers(b, c.m, c.n, c.k, 'b');
   const int rc = registers(c.c, c.m, c.n, c.k, 'c'), rd = registers(c.d, c.m, c.n, c.k, 'c');
   const bool wide = c.a == Elem::kF64;
