@@ -1,6 +1,7 @@
 // What the warp-level matrix instruction families share (ops_matrix.cpp: mma, ldmatrix,
 // stmatrix, movmatrix; ops_wmma.cpp: wmma): the whole-warp contract at run time, and operand
-// and modifier checks at decode time.
+// and modifier checks at decode time (the SIMD video decoder, ops_simd.cpp, checks its modifiers
+// with only_modifiers too).
 #pragma once
 
 #include <initializer_list>

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "ptx_vm/decode.h"
+#include "ptx_vm/ops_matrix.h"
 
 namespace hal::ptx_vm {
 namespace {
@@ -89,12 +90,7 @@ bool decode_simd(DecodeContext& d, const ir::Instruction& ins, Op& op) {
       return d.fail(std::string("'") + ir::opcode_name(ins.opcode) +
                     "' is not supported on the CPU PTX device");
   }
-  for (size_t i = 0; i < static_cast<size_t>(M::kCount); ++i) {
-    const M mod = static_cast<M>(i);
-    if (ins.mods.has(mod) && mod != M::kSat && mod != M::kAdd) {
-      return d.fail(std::string("modifier '.") + ir::mod_name(mod) + "' is not valid here");
-    }
-  }
+  if (!only_modifiers(d, ins, {M::kSat, M::kAdd})) return false;
   if (ins.mods.has(M::kSat) && ins.mods.has(M::kAdd)) {
     return d.fail(".sat cannot be used with the accumulating .add");
   }

@@ -31,6 +31,10 @@ std::string hex(uint32_t v) {
 template <typename F>
 void for_member_groups(const Exec& x, Ref member_ref, uint32_t mask, F&& f) {
   const uint32_t* members = x.row<uint32_t>(member_ref);
+  if ((member_ref & kConstBit) != 0) {  // an immediate (the usual 0xffffffff): one group
+    f(members[0], mask);
+    return;
+  }
   uint32_t left = mask;
   while (left != 0) {
     const uint32_t m = members[__builtin_ctz(left)];

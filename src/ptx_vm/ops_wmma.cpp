@@ -515,7 +515,7 @@ bool decode_wmma(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   const auto& words = ins.unknown_mods;
   const bool memory = !words.empty() && (words[0] == "load" || words[0] == "store");
   const size_t used = words.empty() ? 0 : memory ? 2 : 1;
-  if (words.size() > used && !(words.size() == 1 && memory)) {
+  if (words.size() > used) {
     return d.fail("modifier '." + words[used] + "' is not supported on the CPU PTX device");
   }
   std::string operation;
