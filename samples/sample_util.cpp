@@ -65,7 +65,7 @@ Device open_device(const std::string& selector) {
   SAMPLE_CHECK(hal_device_find(selector.c_str(), &d.device));
   d.info.struct_size = sizeof d.info;
   SAMPLE_CHECK(hal_device_get_info(d.device, &d.info));
-  d.ir = (d.info.ir_mask & HAL_IR_PTX) ? HAL_IR_PTX : HAL_IR_SPIRV;
+  d.ir = (d.info.ir_mask & HAL_IR_SPIRV) ? HAL_IR_SPIRV : HAL_IR_PTX;
   if (!(d.info.ir_mask & d.ir)) {
     std::fprintf(stderr, "error: device '%s' takes neither PTX nor SPIR-V\n", d.info.name);
     std::exit(2);

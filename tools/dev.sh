@@ -26,7 +26,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages=(
   cmake g++ make pkg-config file binutils
   libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  glslc spirv-tools libspirv-cross-c-shared-dev
+  glslc spirv-tools spirv-headers libspirv-cross-c-shared-dev
   libspdlog-dev libfmt-dev libgtest-dev libopenblas-dev clang-format python3 ccache
   python3-venv python3-dev
 )

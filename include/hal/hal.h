@@ -211,8 +211,10 @@ typedef struct hal_device_info {
   uint32_t vendor_id; /* PCI vendor id (0x10de NVIDIA, 0x1002 AMD, 0x8086 Intel, ...) or 0 */
   uint32_t device_id;
   uint8_t uuid[16];
-  uint32_t driver_version;      /* the driver's own encoding (CUDA: 1000*major + 10*minor) */
-  uint32_t ir_mask;             /* bits of hal_ir that hal_module_load accepts on this device */
+  uint32_t driver_version; /* the driver's own encoding (CUDA: 1000*major + 10*minor) */
+  /* Bits of hal_ir that hal_module_load accepts on this device. Since 0.5.0 a Vulkan device
+   * with bufferDeviceAddress and shaderInt64 also takes PTX, translated to SPIR-V (docs/ABI.md). */
+  uint32_t ir_mask;
   uint64_t total_memory;        /* bytes of device memory */
   uint64_t max_allocation_size; /* largest single hal_mem_alloc the device can satisfy */
   uint32_t max_threads_per_block;
@@ -452,9 +454,10 @@ typedef struct hal_module_options {
  * Returns: HAL_SUCCESS; HAL_ERROR_INVALID_HANDLE; HAL_ERROR_INVALID_ARGUMENT (NULL |blob| or
  * |module|, |size| 0, bad options); HAL_ERROR_INVALID_IR (not recognisable, or malformed: the
  * message shows what was seen or the validator's message); HAL_ERROR_NOT_SUPPORTED (the device
- * does not accept this IR, or the PTX targets a newer architecture than the device; both named);
- * HAL_ERROR_COMPILE_FAILED (the driver's compiler failed; its log is in the message);
- * HAL_ERROR_OUT_OF_MEMORY; HAL_ERROR_DEVICE_LOST. */
+ * does not accept this IR, or the PTX targets a newer architecture than the device, or, on a
+ * Vulkan device, uses what hal cannot translate to SPIR-V for it, such as warp-level
+ * instructions: named); HAL_ERROR_COMPILE_FAILED (the driver's compiler failed; its log is in
+ * the message); HAL_ERROR_OUT_OF_MEMORY; HAL_ERROR_DEVICE_LOST. */
 HAL_API hal_status hal_module_load(hal_device device, const void* blob, size_t size,
                                    const hal_module_options* options, hal_module* module);
 

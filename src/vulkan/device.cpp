@@ -7,6 +7,7 @@
 #include "vulkan/memory.h"
 #include "vulkan/module.h"
 #include "vulkan/pipeline_cache.h"
+#include "vulkan/ptx_module.h"
 #include "vulkan/stream.h"
 #include "vulkan/stream_core.h"
 #include "vulkan/vk_status.h"
@@ -310,12 +311,15 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   caps_.subgroup_size = props11.subgroupSize;
   caps_.compute_full_subgroups = compute_full_subgroups;
   caps_.int64_atomics = e12.shaderBufferInt64Atomics || e12.shaderSharedInt64Atomics;
+  caps_.int64_atomics_everywhere = e12.shaderBufferInt64Atomics && e12.shaderSharedInt64Atomics;
   caps_.variable_pointers_storage_buffer = e11.variablePointersStorageBuffer;
   caps_.variable_pointers = e11.variablePointers;
   caps_.integer_dot_product =
       is13 ? e13.shaderIntegerDotProduct != 0 : e_dot_product.shaderIntegerDotProduct != 0;
   caps_.atomic_float32_add =
       e_atomic_float.shaderBufferFloat32AtomicAdd || e_atomic_float.shaderSharedFloat32AtomicAdd;
+  caps_.atomic_float32_add_everywhere =
+      e_atomic_float.shaderBufferFloat32AtomicAdd && e_atomic_float.shaderSharedFloat32AtomicAdd;
   caps_.atomic_float64_add =
       e_atomic_float.shaderBufferFloat64AtomicAdd || e_atomic_float.shaderSharedFloat64AtomicAdd;
   caps_.atomic_float16_add =
@@ -389,6 +393,7 @@ void VulkanDevice::fill_info(const VkPhysicalDeviceProperties2& props,
   std::memcpy(info.uuid, props11.deviceUUID, 16);
   info.driver_version = p.driverVersion;
   info.ir_mask = HAL_IR_SPIRV;
+  if (runs_ptx(caps_)) info.ir_mask |= HAL_IR_PTX;
   info.total_memory = memory_->total_memory();
   info.max_allocation_size = memory_->max_allocation_size();
   info.max_threads_per_block = p.limits.maxComputeWorkGroupInvocations;
@@ -550,8 +555,9 @@ hal_status VulkanDevice::create_event(std::unique_ptr<hal::Event>* out) {
 hal_status VulkanDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size,
                                      const ModuleOptions& options,
                                      std::unique_ptr<hal::Module>* out) {
+  if (ir == HAL_IR_PTX) return load_ptx_module(*this, blob, size, options, out);
   if (ir != HAL_IR_SPIRV) {
-    return hal::fail(HAL_ERROR_NOT_SUPPORTED, "Vulkan devices accept SPIR-V only");
+    return hal::fail(HAL_ERROR_NOT_SUPPORTED, "Vulkan devices accept SPIR-V and PTX only");
   }
   return load_spirv_module(*this, blob, size, options, out);
 }

@@ -4,7 +4,8 @@
 // has them (buffer device address, 8/16-bit storage, float16/int8, 64-bit integers and their
 // atomics, float atomics, integer dot products, variable pointers, subgroup size control, scalar
 // block layout, the Vulkan memory model, cooperative matrices), requires timeline semaphores,
-// and fills hal_device_info.
+// and fills hal_device_info. Its ir_mask is SPIR-V, plus PTX where the device has what every
+// translated PTX module needs (runs_ptx() in ptx_module.h).
 //
 // Device loss: a Vulkan call that reports VK_ERROR_DEVICE_LOST (through check) reports the loss
 // to the core, which refuses every later call on the device. Destructors, frees and waits ask
@@ -62,11 +63,14 @@ struct DeviceCaps {
   uint32_t subgroup_size = 0;           // VkPhysicalDeviceVulkan11Properties::subgroupSize
   bool compute_full_subgroups = false;  // REQUIRE_FULL_SUBGROUPS may be set on a pipeline
   bool int64_atomics = false;           // in buffers or shared memory
+  // In buffers and in shared memory both: a PTX atomic's address may be either (ptx_module.h).
+  bool int64_atomics_everywhere = false;
   bool variable_pointers_storage_buffer = false;
   bool variable_pointers = false;
   bool integer_dot_product = false;  // shaderIntegerDotProduct
   // Float atomics in buffers or shared memory (VK_EXT_shader_atomic_float and ..._float2).
   bool atomic_float32_add = false;
+  bool atomic_float32_add_everywhere = false;  // in buffers and in shared memory both
   bool atomic_float64_add = false;
   bool atomic_float16_add = false;
   bool atomic_float16_min_max = false;

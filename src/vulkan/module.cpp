@@ -24,30 +24,15 @@ uint32_t byte_swap(uint32_t v) {
   return ((v & 0xFFu) << 24) | ((v & 0xFF00u) << 8) | ((v >> 8) & 0xFF00u) | (v >> 24);
 }
 
-// Runs the SPIRV-Tools validator for the device's environment.
+// A blob's validation failure: the module came from a compiler, which was most likely told the
+// wrong environment.
 hal_status validate(const VulkanDevice& device, const std::vector<uint32_t>& words) {
-  spv_context context = spvContextCreate(device.caps().spirv_env);
-  spv_validator_options options = spvValidatorOptionsCreate();
-  if (device.caps().scalar_block_layout) spvValidatorOptionsSetScalarBlockLayout(options, true);
-  spv_const_binary_t binary{words.data(), words.size()};
-  spv_diagnostic diagnostic = nullptr;
-  spv_result_t result = spvValidateWithOptions(context, options, &binary, &diagnostic);
-  hal_status status = HAL_SUCCESS;
-  if (result != SPV_SUCCESS) {
-    std::string message =
-        diagnostic != nullptr && diagnostic->error != nullptr ? diagnostic->error : "no details";
-    if (diagnostic != nullptr && !diagnostic->isTextSource) {
-      message = fmt::format("{} (at word {})", message, diagnostic->position.index);
-    }
-    status = hal::failf(HAL_ERROR_INVALID_IR,
-                        "SPIR-V validation for {} failed: {}. Check the compiler's target "
-                        "environment (for instance glslc --target-env=vulkan1.2)",
-                        spvTargetEnvDescription(device.caps().spirv_env), message);
-  }
-  spvDiagnosticDestroy(diagnostic);
-  spvValidatorOptionsDestroy(options);
-  spvContextDestroy(context);
-  return status;
+  std::string message;
+  if (validate_spirv(device, words, &message)) return HAL_SUCCESS;
+  return hal::failf(HAL_ERROR_INVALID_IR,
+                    "SPIR-V validation for {} failed: {}. Check the compiler's target "
+                    "environment (for instance glslc --target-env=vulkan1.2)",
+                    spvTargetEnvDescription(device.caps().spirv_env), message);
 }
 
 // The specializations as reflection takes them.
@@ -109,20 +94,18 @@ hal_status check_options(const ReflectedModule& module, const ModuleOptions& opt
   return HAL_SUCCESS;
 }
 
-// Builds the layouts, parameter slots and description of one entry point.
-hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry,
-                          const ModuleOptions& options, const std::vector<Specialization>& declared,
-                          const std::shared_ptr<ShaderModuleHandle>& shader, bool subgroup_matrices,
-                          std::unique_ptr<VulkanFunction>* out) {
+// Describes one entry point of a SPIR-V module by the kernel-parameter ABI (module.h): its
+// storage buffers and push-constant members become the parameters, after the descriptor numbers
+// and the push-constant size are checked against the device.
+hal_status plan_reflected_function(const VulkanDevice& device, const ReflectedEntryPoint& entry,
+                                   const ModuleOptions& options,
+                                   const std::vector<Specialization>& declared,
+                                   FunctionPlan* plan) {
   const VkPhysicalDeviceLimits& limits = device.caps().limits;
-  auto state = std::make_shared<FunctionState>(device);
-  state->shader = shader;
-  state->entry = entry;
-  state->specializations = declared;
-  state->subgroup_matrices = subgroup_matrices;
-  state->shared_bytes_constant = options.shared_bytes_constant;
-  state->shared_bytes_constant_id = options.shared_bytes_constant_id;
-  FunctionDesc desc;
+  plan->specializations = declared;
+  plan->shared_bytes_constant = options.shared_bytes_constant;
+  plan->shared_bytes_constant_id = options.shared_bytes_constant_id;
+  FunctionDesc& desc = plan->desc;
   desc.name = entry.name;
   if (!entry.block_declared) {
     return hal::failf(HAL_ERROR_INVALID_IR, "entry point '{}' declares no workgroup size",
@@ -143,7 +126,6 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
   }
   const uint32_t buffer_alignment =
       static_cast<uint32_t>(std::max<VkDeviceSize>(limits.minStorageBufferOffsetAlignment, 1));
-  uint32_t max_set = 0;
   for (const ReflectedBinding& binding : entry.bindings) {
     if (binding.set >= limits.maxBoundDescriptorSets) {
       return hal::failf(HAL_ERROR_NOT_SUPPORTED,
@@ -179,11 +161,10 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
                         entry.name, binding.set, binding.binding,
                         binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name));
     }
-    max_set = std::max(max_set, binding.set);
     ParamSlot slot;
     slot.set = binding.set;
     slot.binding = binding.binding;
-    state->slots.push_back(slot);
+    plan->slots.push_back(slot);
     // The argument becomes a descriptor offset: the device's offset alignment applies.
     desc.params.push_back(ParamInfo{HAL_PARAM_POINTER, 8, buffer_alignment});
   }
@@ -205,7 +186,7 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
     slot.push = true;
     slot.offset = member.offset;
     slot.size = member.size;
-    state->slots.push_back(slot);
+    plan->slots.push_back(slot);
     // An address needs only the alignment of the accesses the kernel makes through it.
     const hal_param_type type = member.is_float     ? HAL_PARAM_TYPE_FLOAT
                                 : member.is_integer ? HAL_PARAM_TYPE_INTEGER
@@ -215,86 +196,10 @@ hal_status build_function(VulkanDevice& device, const ReflectedEntryPoint& entry
             ? ParamInfo{HAL_PARAM_POINTER, 8, member.address_alignment, /*nullable=*/true}
             : ParamInfo{HAL_PARAM_VALUE, member.size, member.alignment, /*nullable=*/false, type});
   }
-  state->push_size = entry.push_constant_size;
-
-  const VolkDeviceTable& vk = device.vk();
-  auto add_set_layout = [&](const std::vector<VkDescriptorSetLayoutBinding>& bindings) {
-    VkDescriptorSetLayoutCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    info.bindingCount = static_cast<uint32_t>(bindings.size());
-    info.pBindings = bindings.data();
-    VkDescriptorSetLayout layout = VK_NULL_HANDLE;
-    VkResult result = vk.vkCreateDescriptorSetLayout(device.handle(), &info, nullptr, &layout);
-    if (result != VK_SUCCESS) return device.check(result, "vkCreateDescriptorSetLayout");
-    state->set_layouts.push_back(layout);
-    return HAL_SUCCESS;
-  };
-  if (!entry.bindings.empty()) {
-    for (uint32_t set = 0; set <= max_set; ++set) {
-      std::vector<VkDescriptorSetLayoutBinding> bindings;
-      for (const ReflectedBinding& binding : entry.bindings) {
-        if (binding.set != set) continue;
-        bindings.push_back(VkDescriptorSetLayoutBinding{binding.binding,
-                                                        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                                                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
-      }
-      hal_status status = add_set_layout(bindings);
-      if (status != HAL_SUCCESS) return status;
-    }
-  }
-  if (shader->bounds) {
-    // The bounds-check record: binding 0 of a set of its own, after every set of the module.
-    while (state->set_layouts.size() <= shader->bounds->set) {
-      std::vector<VkDescriptorSetLayoutBinding> bindings;
-      if (state->set_layouts.size() == shader->bounds->set) {
-        bindings.push_back(VkDescriptorSetLayoutBinding{0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                                                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
-      }
-      hal_status status = add_set_layout(bindings);
-      if (status != HAL_SUCCESS) return status;
-    }
-  }
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, entry.push_constant_size};
-  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  layout_info.setLayoutCount = static_cast<uint32_t>(state->set_layouts.size());
-  layout_info.pSetLayouts = state->set_layouts.data();
-  layout_info.pushConstantRangeCount = entry.push_constant_size > 0 ? 1 : 0;
-  layout_info.pPushConstantRanges = &range;
-  VkResult result =
-      vk.vkCreatePipelineLayout(device.handle(), &layout_info, nullptr, &state->layout);
-  if (result != VK_SUCCESS) return device.check(result, "vkCreatePipelineLayout");
-
-  // Dimensions given by literals are fixed; the core refuses a launch that differs in them.
-  bool fixed = true;
-  for (int d = 0; d < 3; ++d) {
-    const bool literal = entry.block_spec_id[d] == kNoSpecId;
-    fixed = fixed && literal;
-    desc.block[d] = literal ? entry.block[d] : 0;
-  }
-  if (fixed) desc.max_threads_per_block = entry.block[0] * entry.block[1] * entry.block[2];
+  plan->push_size = entry.push_constant_size;
   desc.static_shared_bytes = entry.workgroup_bytes;
   desc.dynamic_shared = options.shared_bytes_constant;
   desc.shared_bytes_required = options.shared_bytes_constant;
-
-  // Kernels with a fixed size compile now, so a compiler failure surfaces at load time. One whose
-  // workgroup or shared memory exceeds the device's limits (specialization constants can make it
-  // so) is never given to the driver: hal_launch refuses it with the numbers.
-  bool fits = entry.workgroup_bytes <= limits.maxComputeSharedMemorySize;
-  uint64_t invocations = 1;
-  for (int d = 0; d < 3; ++d) {
-    fits = fits && entry.block[d] >= 1 && entry.block[d] <= limits.maxComputeWorkGroupSize[d];
-    invocations *= entry.block[d];
-  }
-  fits = fits && invocations <= limits.maxComputeWorkGroupInvocations;
-  if (fixed && fits && !options.shared_bytes_constant) {
-    VkPipeline pipeline = VK_NULL_HANDLE;
-    hal_status status = state->pipeline(entry.block, 0, &pipeline);
-    if (status != HAL_SUCCESS) return status;
-    state->fixed_pipeline = pipeline;  // before any launch can see the state
-  }
-  auto function = std::make_unique<VulkanFunction>();
-  function->desc = std::move(desc);
-  function->state = std::move(state);
-  *out = std::move(function);
   return HAL_SUCCESS;
 }
 
@@ -607,6 +512,163 @@ VulkanModule::~VulkanModule() {
   device_.pipeline_cache().save();
 }
 
+bool validate_spirv(const VulkanDevice& device, const std::vector<uint32_t>& words,
+                    std::string* message) {
+  spv_context context = spvContextCreate(device.caps().spirv_env);
+  spv_validator_options options = spvValidatorOptionsCreate();
+  if (device.caps().scalar_block_layout) spvValidatorOptionsSetScalarBlockLayout(options, true);
+  spv_const_binary_t binary{words.data(), words.size()};
+  spv_diagnostic diagnostic = nullptr;
+  const spv_result_t result = spvValidateWithOptions(context, options, &binary, &diagnostic);
+  if (result != SPV_SUCCESS) {
+    *message =
+        diagnostic != nullptr && diagnostic->error != nullptr ? diagnostic->error : "no details";
+    if (diagnostic != nullptr && !diagnostic->isTextSource) {
+      *message = fmt::format("{} (at word {})", *message, diagnostic->position.index);
+    }
+  }
+  spvDiagnosticDestroy(diagnostic);
+  spvValidatorOptionsDestroy(options);
+  spvContextDestroy(context);
+  return result == SPV_SUCCESS;
+}
+
+hal_status create_shader(VulkanDevice& device, ReflectedModule reflected,
+                         std::vector<uint32_t> words, const std::vector<uint32_t>& unvalidated,
+                         PreparedShader* out) {
+  hal_status status = check_capabilities(reflected, device.caps());
+  if (status != HAL_SUCCESS) return status;
+  status = check_cooperative_matrices(reflected, device.caps().cooperative_matrix_shapes);
+  if (status != HAL_SUCCESS) return status;
+
+  // With bounds checks the driver gets the checked module; hal itself keeps reading the
+  // original.
+  std::vector<uint32_t> checked;
+  std::shared_ptr<const BoundsChecks> bounds;
+  if (bounds_checks_enabled() && !unvalidated.empty()) {
+    // The rewritten module could not be validated either, and an unchecked rewrite is not worth
+    // the risk of handing the driver an invalid module.
+    hal::log()->warn(
+        "HAL_VULKAN_VALIDATION=gpu: the module declares capability {}, newer than hal's SPIR-V "
+        "validator: loaded without bounds checks",
+        unvalidated.front());
+  } else if (bounds_checks_enabled()) {
+    bounds = add_checks(device, reflected, words, &checked);
+  }
+  const std::vector<uint32_t>& code = bounds ? checked : words;
+  VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  info.codeSize = code.size() * 4;
+  info.pCode = code.data();
+  VkShaderModule shader_module = VK_NULL_HANDLE;
+  VkResult result =
+      device.vk().vkCreateShaderModule(device.handle(), &info, nullptr, &shader_module);
+  if (result != VK_SUCCESS) return device.check(result, "vkCreateShaderModule");
+  out->shader = std::make_shared<ShaderModuleHandle>(device, shader_module, std::move(words));
+  out->shader->bounds = std::move(bounds);
+  out->subgroup_matrices = std::any_of(
+      reflected.cooperative_matrices.begin(), reflected.cooperative_matrices.end(),
+      [](const ReflectedCooperativeMatrix& m) { return m.scope == spirv::kScopeSubgroup; });
+  out->reflected = std::move(reflected);
+  return HAL_SUCCESS;
+}
+
+hal_status create_function(VulkanDevice& device, const ReflectedEntryPoint& entry,
+                           FunctionPlan plan, const PreparedShader& shader,
+                           std::unique_ptr<VulkanFunction>* out) {
+  const VkPhysicalDeviceLimits& limits = device.caps().limits;
+  auto state = std::make_shared<FunctionState>(device);
+  state->shader = shader.shader;
+  state->entry = entry;
+  state->slots = std::move(plan.slots);
+  state->push_size = plan.push_size;
+  state->specializations = std::move(plan.specializations);
+  state->subgroup_matrices = shader.subgroup_matrices;
+  state->shared_bytes_constant = plan.shared_bytes_constant;
+  state->shared_bytes_constant_id = plan.shared_bytes_constant_id;
+  FunctionDesc& desc = plan.desc;
+
+  const VolkDeviceTable& vk = device.vk();
+  auto add_set_layout = [&](const std::vector<VkDescriptorSetLayoutBinding>& bindings) {
+    VkDescriptorSetLayoutCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    info.bindingCount = static_cast<uint32_t>(bindings.size());
+    info.pBindings = bindings.data();
+    VkDescriptorSetLayout layout = VK_NULL_HANDLE;
+    VkResult result = vk.vkCreateDescriptorSetLayout(device.handle(), &info, nullptr, &layout);
+    if (result != VK_SUCCESS) return device.check(result, "vkCreateDescriptorSetLayout");
+    state->set_layouts.push_back(layout);
+    return HAL_SUCCESS;
+  };
+  if (!entry.bindings.empty()) {
+    const uint32_t max_set = entry.bindings.back().set;  // sorted by (set, binding)
+    for (uint32_t set = 0; set <= max_set; ++set) {
+      std::vector<VkDescriptorSetLayoutBinding> bindings;
+      for (const ReflectedBinding& binding : entry.bindings) {
+        if (binding.set != set) continue;
+        bindings.push_back(VkDescriptorSetLayoutBinding{binding.binding,
+                                                        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+      }
+      hal_status status = add_set_layout(bindings);
+      if (status != HAL_SUCCESS) return status;
+    }
+  }
+  const BoundsChecks* bounds = state->shader->bounds.get();
+  if (bounds != nullptr) {
+    // The bounds-check record: binding 0 of a set of its own, after every set of the module.
+    while (state->set_layouts.size() <= bounds->set) {
+      std::vector<VkDescriptorSetLayoutBinding> bindings;
+      if (state->set_layouts.size() == bounds->set) {
+        bindings.push_back(VkDescriptorSetLayoutBinding{0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+      }
+      hal_status status = add_set_layout(bindings);
+      if (status != HAL_SUCCESS) return status;
+    }
+  }
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, state->push_size};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.setLayoutCount = static_cast<uint32_t>(state->set_layouts.size());
+  layout_info.pSetLayouts = state->set_layouts.data();
+  layout_info.pushConstantRangeCount = state->push_size > 0 ? 1 : 0;
+  layout_info.pPushConstantRanges = &range;
+  VkResult result =
+      vk.vkCreatePipelineLayout(device.handle(), &layout_info, nullptr, &state->layout);
+  if (result != VK_SUCCESS) return device.check(result, "vkCreatePipelineLayout");
+
+  // Dimensions given by literals are fixed; the core refuses a launch that differs in them.
+  bool fixed = true;
+  for (int d = 0; d < 3; ++d) {
+    const bool literal = entry.block_spec_id[d] == kNoSpecId;
+    fixed = fixed && literal;
+    desc.block[d] = literal ? entry.block[d] : 0;
+  }
+  if (fixed && desc.max_threads_per_block == 0) {
+    desc.max_threads_per_block = entry.block[0] * entry.block[1] * entry.block[2];
+  }
+
+  // Kernels with a fixed size compile now, so a compiler failure surfaces at load time. One whose
+  // workgroup or shared memory exceeds the device's limits (specialization constants can make it
+  // so) is never given to the driver: hal_launch refuses it with the numbers.
+  bool fits = entry.workgroup_bytes <= limits.maxComputeSharedMemorySize;
+  uint64_t invocations = 1;
+  for (int d = 0; d < 3; ++d) {
+    fits = fits && entry.block[d] >= 1 && entry.block[d] <= limits.maxComputeWorkGroupSize[d];
+    invocations *= entry.block[d];
+  }
+  fits = fits && invocations <= limits.maxComputeWorkGroupInvocations;
+  if (fixed && fits && !state->shared_bytes_constant) {
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    hal_status status = state->pipeline(entry.block, 0, &pipeline);
+    if (status != HAL_SUCCESS) return status;
+    state->fixed_pipeline = pipeline;  // before any launch can see the state
+  }
+  auto function = std::make_unique<VulkanFunction>();
+  function->desc = std::move(desc);
+  function->state = std::move(state);
+  *out = std::move(function);
+  return HAL_SUCCESS;
+}
+
 hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t size,
                              const ModuleOptions& options, std::unique_ptr<hal::Module>* out) {
   if (size % 4 != 0 || size < 20) {
@@ -661,43 +723,17 @@ hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t s
   std::vector<Specialization> declared;
   status = check_options(reflected, options, &declared);
   if (status != HAL_SUCCESS) return status;
-  status = check_capabilities(reflected, device.caps());
-  if (status != HAL_SUCCESS) return status;
-  status = check_cooperative_matrices(reflected, device.caps().cooperative_matrix_shapes);
+  PreparedShader shader;
+  status = create_shader(device, std::move(reflected), std::move(words), unvalidated, &shader);
   if (status != HAL_SUCCESS) return status;
 
-  // With bounds checks the driver gets the checked module; hal itself keeps reading the
-  // original.
-  std::vector<uint32_t> checked;
-  std::shared_ptr<const BoundsChecks> bounds;
-  if (bounds_checks_enabled() && !unvalidated.empty()) {
-    // The rewritten module could not be validated either, and an unchecked rewrite is not worth
-    // the risk of handing the driver an invalid module.
-    hal::log()->warn(
-        "HAL_VULKAN_VALIDATION=gpu: the module declares capability {}, newer than hal's SPIR-V "
-        "validator: loaded without bounds checks",
-        unvalidated.front());
-  } else if (bounds_checks_enabled()) {
-    bounds = add_checks(device, reflected, words, &checked);
-  }
-  const std::vector<uint32_t>& code = bounds ? checked : words;
-  VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  info.codeSize = code.size() * 4;
-  info.pCode = code.data();
-  VkShaderModule shader_module = VK_NULL_HANDLE;
-  VkResult result =
-      device.vk().vkCreateShaderModule(device.handle(), &info, nullptr, &shader_module);
-  if (result != VK_SUCCESS) return device.check(result, "vkCreateShaderModule");
-  auto shader = std::make_shared<ShaderModuleHandle>(device, shader_module, std::move(words));
-  shader->bounds = std::move(bounds);
-
-  const bool subgroup_matrices = std::any_of(
-      reflected.cooperative_matrices.begin(), reflected.cooperative_matrices.end(),
-      [](const ReflectedCooperativeMatrix& m) { return m.scope == spirv::kScopeSubgroup; });
   auto module = std::make_unique<VulkanModule>(device);
-  for (const ReflectedEntryPoint& entry : reflected.entry_points) {
+  for (const ReflectedEntryPoint& entry : shader.reflected.entry_points) {
+    FunctionPlan plan;
+    status = plan_reflected_function(device, entry, options, declared, &plan);
+    if (status != HAL_SUCCESS) return status;
     std::unique_ptr<VulkanFunction> function;
-    status = build_function(device, entry, options, declared, shader, subgroup_matrices, &function);
+    status = create_function(device, entry, std::move(plan), shader, &function);
     if (status != HAL_SUCCESS) return status;
     module->functions.push_back(std::move(function));
   }

@@ -1,5 +1,6 @@
 // Vulkan modules and functions: SPIR-V validation, reflection into hal's kernel-parameter ABI,
-// and compute pipelines.
+// and compute pipelines. PTX modules (ptx_module.h) are translated to SPIR-V and then built from
+// the same pieces: validate_spirv(), create_shader() and create_function().
 //
 // Loading: the blob (either endianness) is validated with SPIRV-Tools for the device's Vulkan
 // environment before the driver sees it (failure: HAL_ERROR_INVALID_IR with the validator's
@@ -45,6 +46,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace hal::vulkan {
@@ -138,6 +140,52 @@ std::vector<uint32_t> capabilities_unknown_to_validator(spv_target_env env, cons
 // |unknown|, the device feature it needs (so check_capabilities() covers it); else
 // HAL_ERROR_INVALID_IR naming the capability.
 hal_status check_unvalidated_capabilities(const std::vector<uint32_t>& unknown);
+
+// Runs the SPIRV-Tools validator on |words| (native endian) for the device's Vulkan environment.
+// False, with the validator's message and the word it points at in |message|, when it fails.
+bool validate_spirv(const VulkanDevice& device, const std::vector<uint32_t>& words,
+                    std::string* message);
+
+// A module after validation, reflection and the device checks, given to the driver.
+struct PreparedShader {
+  ReflectedModule reflected;
+  std::shared_ptr<ShaderModuleHandle> shader;
+  bool subgroup_matrices = false;  // it uses subgroup-scope cooperative matrices
+};
+
+// Checks |reflected|, the reflection of |words|, against the device (check_capabilities(), the
+// cooperative matrix shapes: HAL_ERROR_NOT_SUPPORTED naming what is missing) and creates the
+// VkShaderModule, with bounds checks under HAL_VULKAN_VALIDATION=gpu unless |unvalidated| (the
+// capabilities the validator could not read) is non-empty. |words| must have been validated, or
+// checked by check_unvalidated_capabilities(). Driver failures: HAL_ERROR_OUT_OF_MEMORY,
+// HAL_ERROR_DEVICE_LOST.
+hal_status create_shader(VulkanDevice& device, ReflectedModule reflected,
+                         std::vector<uint32_t> words, const std::vector<uint32_t>& unvalidated,
+                         PreparedShader* out);
+
+// How one entry point's parameters reach it and what hal_launch checks: from reflection for
+// SPIR-V (the ABI above), from the PTX signature for PTX (ptx_module.h).
+struct FunctionPlan {
+  // The description the core checks launches against: name, params, static_shared_bytes,
+  // dynamic_shared, shared_bytes_required, and max_threads_per_block when the IR bounds it.
+  // create_function() sets block[] from the entry point (and max_threads_per_block to a fixed
+  // block's size when it is still 0).
+  FunctionDesc desc;
+  std::vector<ParamSlot> slots;                 // slots[i] receives args[i]
+  uint32_t push_size = 0;                       // bytes of the push-constant range, a multiple of 4
+  std::vector<Specialization> specializations;  // constants every pipeline sets
+  bool shared_bytes_constant = false;           // the launch's shared_bytes sets this constant
+  uint32_t shared_bytes_constant_id = 0;
+};
+
+// Creates the function of |entry|, an entry point of |shader|: its descriptor-set layouts (one
+// storage buffer per binding of |entry|, plus the bounds-check record), its pipeline layout with
+// |plan|.push_size bytes of push constants, and, for a fixed block that fits the device and no
+// shared-bytes constant, its one pipeline (a compiler failure is HAL_ERROR_COMPILE_FAILED at
+// load). The slots of |plan| must describe bindings of |entry| and ranges inside push_size.
+hal_status create_function(VulkanDevice& device, const ReflectedEntryPoint& entry,
+                           FunctionPlan plan, const PreparedShader& shader,
+                           std::unique_ptr<VulkanFunction>* out);
 
 // Validates, reflects and loads a SPIR-V blob (see above).
 hal_status load_spirv_module(VulkanDevice& device, const uint8_t* blob, size_t size,

@@ -17,6 +17,13 @@ std::string last_error(hal_status status) {
   return std::string(hal_status_string(status)) + ": " + hal_last_error();
 }
 
+// A device for the pack's |ir|. For PTX, a CUDA device: Vulkan devices also take PTX, through
+// translation, but not the pack's warp-level PTX kernels yet.
+static bool usable(const hal_device_info& info, hal_ir ir) {
+  if ((info.ir_mask & ir) == 0) return false;
+  return ir != HAL_IR_PTX || (info.ir_mask & HAL_IR_SPIRV) == 0;
+}
+
 bool find_device(hal_ir ir, hal_device* device, hal_device_info* info, std::string* why) {
   uint32_t count = 0;
   if (hal_device_count(&count) != HAL_SUCCESS) {
@@ -28,7 +35,7 @@ bool find_device(hal_ir ir, hal_device* device, hal_device_info* info, std::stri
   candidate_info.struct_size = sizeof candidate_info;
   if (hal_device_find("default", &candidate) == HAL_SUCCESS &&
       hal_device_get_info(candidate, &candidate_info) == HAL_SUCCESS &&
-      (candidate_info.ir_mask & ir) != 0) {
+      usable(candidate_info, ir)) {
     *device = candidate;
     *info = candidate_info;
     return true;
@@ -36,7 +43,7 @@ bool find_device(hal_ir ir, hal_device* device, hal_device_info* info, std::stri
   for (uint32_t i = 0; i < count; ++i) {
     if (hal_device_get(i, &candidate) != HAL_SUCCESS) continue;
     if (hal_device_get_info(candidate, &candidate_info) != HAL_SUCCESS) continue;
-    if ((candidate_info.ir_mask & ir) != 0) {
+    if (usable(candidate_info, ir)) {
       *device = candidate;
       *info = candidate_info;
       return true;

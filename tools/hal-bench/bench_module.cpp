@@ -91,7 +91,7 @@ int module_load_child(const std::string& selector, const std::string& kernel_nam
     BENCH_CHECK(hal_device_find(selector.c_str(), &ctx.device));
     ctx.info.struct_size = sizeof ctx.info;
     BENCH_CHECK(hal_device_get_info(ctx.device, &ctx.info));
-    ctx.ir = (ctx.info.ir_mask & HAL_IR_PTX) ? HAL_IR_PTX : HAL_IR_SPIRV;
+    ctx.ir = (ctx.info.ir_mask & HAL_IR_SPIRV) ? HAL_IR_SPIRV : HAL_IR_PTX;
     BENCH_CHECK(hal_stream_create(ctx.device, &ctx.stream));
     const uint32_t size = 16;
     DeviceBuffer a(ctx, size * size * 4), b(ctx, size * size * 4), c(ctx, size * size * 4);

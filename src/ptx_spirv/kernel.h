@@ -1,0 +1,203 @@
+// One PTX .entry, translated into one SPIR-V entry point (translate.h gives the contract).
+//
+// The emission model, chosen so that every PTX instruction has one obvious lowering and the
+// driver's compiler does the rest (every Vulkan driver promotes function variables to SSA):
+//  - each PTX register is a Function-storage variable holding its bits: 32-bit unsigned for
+//    registers of up to 4 bytes (zero-extended from the register's width), 64-bit for 8 bytes,
+//    bool for predicates;
+//  - an instruction loads its sources, converts them to the working type its PTX type asks for
+//    (32-bit integers for every integer of up to 32 bits, sign- or zero-extended by the type;
+//    64-bit integers; f32 for f32, f16 and bf16; f64), computes, and stores the bits back;
+//  - global and generic addresses are 64-bit integers turned into PhysicalStorageBuffer
+//    pointers at each access; shared memory is one Workgroup array of 32-bit words and local
+//    memory one Function array of words, both addressed by byte offsets, which is also what
+//    their PTX addresses (and generic addresses traced to them) hold;
+//  - control flow comes from the structurizer (structurize.h); guarded instructions become
+//    selections.
+//
+// Internally a refusal is thrown as a Refusal and caught by translate(); nothing else throws.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ptx/ir.h"
+#include "ptx_spirv/builder.h"
+#include "ptx_spirv/structurize.h"
+#include "ptx_spirv/translate.h"
+
+namespace hal::ptx_spirv {
+
+namespace ir = hal::ptx::ir;
+
+struct Refusal {
+  Failure::Kind kind;
+  std::string message;
+};
+
+// Where an address points after tracing generic addresses back to their state space.
+enum class AddressSpace : uint8_t { kUnknown, kGlobal, kShared, kLocal, kConflict };
+
+// What the kernels of one module share: specialization constants may carry a SpecId once per
+// module, and WorkgroupSize may be decorated once per module. Created on first use.
+struct ModuleState {
+  uint32_t block_spec[3] = {0, 0, 0};
+  uint32_t shared_bytes_spec = 0;
+};
+
+class Kernel {
+ public:
+  Kernel(Builder& builder, ModuleState& state, const ir::Module& module,
+         const ir::Function& function, const Target& target);
+  // Emits the entry point. Throws Refusal.
+  void translate(KernelInfo* info);
+
+ private:
+  // ---- refusals -----------------------------------------------------------------------
+  [[noreturn]] void refuse(const ir::Instruction& ins, const std::string& why) const;
+  [[noreturn]] void refuse_kernel(uint32_t line, const std::string& why) const;
+  [[noreturn]] void invalid(const ir::Instruction& ins, const std::string& why) const;
+  void need(bool feature, const ir::Instruction& ins, const char* what) const;
+
+  // ---- setup (kernel.cpp) -----------------------------------------------------------------
+  void check_declarations();
+  void lay_out_params(KernelInfo* info);
+  void lay_out_memory(KernelInfo* info);
+  void trace_address_spaces();
+  void declare_registers();
+  void declare_interface();
+  std::vector<CfgBlock> build_cfg();
+
+  // ---- control flow (control.cpp) -------------------------------------------------------
+  struct Level {
+    bool loop = false;
+    uint32_t merge = 0;
+    uint32_t continue_target = 0;
+    uint32_t serial = 0;  // names the level in the exit flag
+  };
+  void emit_statements(const std::vector<Stmt>& list);
+  void emit_construct(const Stmt& stmt);
+  void emit_exit(bool is_continue, uint32_t depth);
+  void emit_block_body(uint32_t block);
+  uint32_t block_condition(uint32_t block);
+  void open_block(uint32_t label);
+  void branch(uint32_t label);  // terminates the current block
+  void if_then(uint32_t condition, const std::function<void()>& then);
+
+  // ---- instructions (lower_*.cpp) -------------------------------------------------------
+  void lower(const ir::Instruction& ins);
+  bool lower_integer(const ir::Instruction& ins);  // false: not an integer instruction
+  bool lower_float(const ir::Instruction& ins);
+  uint32_t round_directed(const ir::Instruction& ins, uint32_t wide_f64);
+  bool lower_compare(const ir::Instruction& ins);
+  bool lower_convert(const ir::Instruction& ins);
+  bool lower_memory(const ir::Instruction& ins);
+  bool lower_misc(const ir::Instruction& ins);
+
+ public:  // the value helpers, used by the lowering files' free functions
+  // ---- values (values.cpp) --------------------------------------------------------------
+  Builder& b;
+  uint32_t t_bool = 0, t_u32 = 0, t_u64 = 0, t_f32 = 0, t_f64 = 0;
+  // The working type for PTX type |type| (see above).
+  uint32_t working_type(ir::Type type);
+  // The f64 type, declaring Float64; refuses |ins| on a device without it.
+  uint32_t f64(const ir::Instruction& ins);
+  // A source operand read as |type|'s working value.
+  uint32_t read(const ir::Instruction& ins, const ir::Operand& operand, ir::Type type);
+  // A source operand's raw bits: u32 for |bytes| <= 4 (zero-extended), u64 for 8.
+  uint32_t read_bits(const ir::Instruction& ins, const ir::Operand& operand, uint32_t bytes);
+  // Stores |value| (|type|'s working value) into the destination register.
+  void write(const ir::Instruction& ins, const ir::Operand& operand, ir::Type type,
+             uint32_t value);
+  // Stores raw bits (u32 for bytes <= 4, u64 for 8) into a register: extended (signed or not)
+  // or truncated to the register's width.
+  void write_bits(const ir::Instruction& ins, const ir::Operand& operand, uint32_t bytes,
+                  uint32_t bits, bool sign_extend);
+  uint32_t read_predicate(const ir::Instruction& ins, const ir::Operand& operand);
+  void write_predicate(const ir::Instruction& ins, uint32_t reg, uint32_t value);
+  // Bits <-> working value.
+  uint32_t to_working(uint32_t bits, ir::Type type);
+  uint32_t from_working(uint32_t value, ir::Type type);
+  uint32_t f16_to_f32(uint32_t bits_u32);
+  uint32_t f32_to_f16(uint32_t value_f32);  // round to nearest even, bits in a u32
+  uint32_t bf16_to_f32(uint32_t bits_u32);
+  uint32_t f32_to_bf16(uint32_t value_f32);
+  uint32_t constant_of(const ir::Instruction& ins, const ir::Operand& operand, ir::Type type);
+  uint32_t special(const ir::Instruction& ins, const ir::Operand& operand);
+  uint32_t symbol_address(const ir::Instruction& ins, const ir::SymbolRef& symbol);
+  uint32_t load_register(uint32_t reg);
+  void store_register(uint32_t reg, uint32_t value);
+  uint32_t register_bytes(uint32_t reg) const;
+  const ir::Register& reg(uint32_t index) const { return function_.registers[index]; }
+  uint32_t glsl(uint32_t type, uint32_t instruction, std::initializer_list<uint32_t> args) {
+    return b.ext(type, instruction, args);
+  }
+  uint32_t select(uint32_t type, uint32_t condition, uint32_t if_true, uint32_t if_false) {
+    return b.op(spv::Op::OpSelect, type, {condition, if_true, if_false});
+  }
+  uint32_t bitcast(uint32_t type, uint32_t value) {
+    return b.op(spv::Op::OpBitcast, type, {value});
+  }
+
+  // ---- memory (lower_memory.cpp) ---------------------------------------------------------
+  struct ResolvedAddress {
+    AddressSpace space = AddressSpace::kGlobal;
+    bool param = false;    // a kernel parameter: |offset| into the parameter block
+    uint32_t value = 0;    // global: u64 address; shared, local: u32 byte offset; 0 for param
+    int64_t offset = 0;    // param only
+  };
+  ResolvedAddress resolve_address(const ir::Instruction& ins, const ir::Operand& address,
+                                  ir::Space space);
+  uint32_t load(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes);
+  void store(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes,
+             uint32_t bits);
+  uint32_t load_param(const ir::Instruction& ins, int64_t offset, uint32_t bytes);
+  uint32_t word_pointer(spv::StorageClass storage, uint32_t array, uint32_t byte_offset);
+  ResolvedAddress advance(const ResolvedAddress& at, uint32_t bytes);
+
+ private:
+  ModuleState& state_;
+  const ir::Module& module_;
+  const ir::Function& function_;
+  const Target& target_;
+
+  std::vector<uint32_t> registers_;      // variable id per PTX register
+  std::vector<uint32_t> register_types_;  // its storage type
+  std::vector<AddressSpace> spaces_;     // per register, after tracing
+  // Byte offsets of the variables this kernel uses: module-scope ones, then function-scope.
+  std::vector<int64_t> module_var_offset_;
+  std::vector<int64_t> function_var_offset_;
+  uint32_t param_bytes_ = 0;
+  std::vector<uint32_t> param_offsets_;
+  uint32_t shared_array_ = 0;  // Workgroup u32 array, or 0
+  uint32_t local_array_ = 0;   // Function u32 array, or 0
+  uint32_t local_words_ = 0;
+  uint32_t shared_words_static_ = 0;
+  uint32_t dynamic_shared_offset_ = 0;
+  bool dynamic_shared_ = false;
+  uint32_t shared_bytes_spec_ = 0;
+  uint32_t push_constants_ = 0;  // the push-constant variable, or 0
+  uint32_t push_words_ = 0;
+  uint32_t block_size_[3] = {0, 0, 0};  // ids: u32 constants or spec constants
+  uint32_t builtin_local_id_ = 0, builtin_group_id_ = 0, builtin_groups_ = 0;
+  uint32_t carry_ = 0;      // the .cc carry flag (u32 variable), created on first use
+  uint32_t exit_flag_ = 0;  // u32 variable for multi-level exits, created on first use
+  std::vector<uint32_t> interface_;
+
+  // The control-flow graph's blocks: instruction ranges, and the branch condition.
+  struct BlockRange {
+    uint32_t begin = 0, end = 0;  // instructions [begin, end), terminator excluded
+    uint32_t guard = 0;           // kBranch: the predicate register
+    bool guard_negated = false;
+    uint32_t selector = 0;  // kSwitch: the index register
+    const ir::Instruction* terminator = nullptr;
+  };
+  std::vector<BlockRange> ranges_;
+  std::vector<Level> levels_;
+  uint32_t next_serial_ = 1;
+  bool block_open_ = false;  // the current SPIR-V block has no terminator yet
+};
+
+}  // namespace hal::ptx_spirv

@@ -1,0 +1,397 @@
+// Memory: ld, st, atom, red and cp.async on global, shared, local and parameter memory, and
+// generic addresses traced to one of them (kernel.cpp's trace_address_spaces).
+//
+// Global memory is reached through PhysicalStorageBuffer pointers made from 64-bit addresses
+// at each access, with the access's natural alignment (PTX requires it). Shared and local
+// memory are arrays of 32-bit words: narrower accesses select their bytes, and narrower
+// shared stores use atomic and/or on the word so that threads writing neighbouring bytes of
+// one word never lose each other's writes.
+#include "ptx_spirv/kernel.h"
+
+namespace hal::ptx_spirv {
+
+namespace {
+
+using O = ir::Opcode;
+using T = ir::Type;
+using M = ir::Mod;
+
+ir::Space space_of(const ir::Instruction& ins) {
+  if (ins.mods.has(M::kGlobal)) return ir::Space::kGlobal;
+  if (ins.mods.has(M::kShared)) return ir::Space::kShared;
+  if (ins.mods.has(M::kSharedCluster)) return ir::Space::kSharedCluster;
+  if (ins.mods.has(M::kLocal)) return ir::Space::kLocal;
+  if (ins.mods.has(M::kParam)) return ir::Space::kParam;
+  if (ins.mods.has(M::kConst)) return ir::Space::kConst;
+  return ir::Space::kNone;
+}
+
+}  // namespace
+
+Kernel::ResolvedAddress Kernel::resolve_address(const ir::Instruction& ins,
+                                                const ir::Operand& address, ir::Space space) {
+  if (address.kind != ir::OperandKind::kAddress) invalid(ins, "expected an address [...]");
+  if (!address.elements.empty()) refuse(ins, "this address form is not supported");
+  ResolvedAddress at;
+  if (space == ir::Space::kParam) {
+    if (address.base != ir::AddressBase::kSymbol || address.symbol.kind != ir::SymbolKind::kParam ||
+        address.symbol.index >= param_offsets_.size()) {
+      refuse(ins, "parameters are read only as [parameter + constant offset]");
+    }
+    at.param = true;
+    at.offset = static_cast<int64_t>(param_offsets_[address.symbol.index]) + address.integer;
+    return at;
+  }
+  if (space == ir::Space::kConst) refuse(ins, ".const memory is not supported yet");
+  if (space == ir::Space::kSharedCluster) refuse(ins, ".shared::cluster memory is not supported");
+  AddressSpace kind = AddressSpace::kGlobal;
+  if (space == ir::Space::kShared) kind = AddressSpace::kShared;
+  if (space == ir::Space::kLocal) kind = AddressSpace::kLocal;
+  if (space == ir::Space::kNone) {
+    // Generic: where tracing says the address comes from.
+    if (address.base == ir::AddressBase::kRegister && address.reg < spaces_.size()) {
+      const AddressSpace traced = spaces_[address.reg];
+      if (traced == AddressSpace::kConflict) {
+        refuse(ins, "this generic address may point to more than one state space (shared, "
+                    "local or global), which a Vulkan access cannot decide at run time");
+      }
+      if (traced == AddressSpace::kShared || traced == AddressSpace::kLocal) kind = traced;
+    } else if (address.base == ir::AddressBase::kSymbol) {
+      refuse(ins, "a generic access through a symbol is not supported");
+    }
+  }
+  at.space = kind;
+  if (kind == AddressSpace::kGlobal) {
+    uint32_t value = 0;
+    if (address.base == ir::AddressBase::kRegister) {
+      ir::Operand r;
+      r.kind = ir::OperandKind::kRegister;
+      r.reg = address.reg;
+      value = read_bits(ins, r, 8);
+    } else if (address.base == ir::AddressBase::kNone) {
+      value = b.u64(0);
+    } else {
+      refuse(ins, "global module variables are not supported yet");
+    }
+    if (address.integer != 0) {
+      value = b.op(spv::Op::OpIAdd, t_u64, {value, b.u64(static_cast<uint64_t>(address.integer))});
+    }
+    at.value = value;
+    return at;
+  }
+  uint32_t value = 0;
+  if (address.base == ir::AddressBase::kRegister) {
+    ir::Operand r;
+    r.kind = ir::OperandKind::kRegister;
+    r.reg = address.reg;
+    value = read_bits(ins, r, 4);
+  } else if (address.base == ir::AddressBase::kSymbol) {
+    value = symbol_address(ins, address.symbol);
+  } else {
+    value = b.u32(0);
+  }
+  if (address.integer != 0) {
+    value = b.op(spv::Op::OpIAdd, t_u32, {value, b.u32(static_cast<uint32_t>(address.integer))});
+  }
+  if (kind == AddressSpace::kShared && shared_array_ == 0) {
+    refuse(ins, "a shared-memory access in a kernel that declares no shared memory");
+  }
+  if (kind == AddressSpace::kLocal && local_array_ == 0) {
+    refuse(ins, "a local-memory access in a kernel that declares no local memory");
+  }
+  at.value = value;
+  return at;
+}
+
+Kernel::ResolvedAddress Kernel::advance(const ResolvedAddress& at, uint32_t bytes) {
+  ResolvedAddress next = at;
+  if (at.param) {
+    next.offset += bytes;
+  } else if (at.space == AddressSpace::kGlobal) {
+    next.value = b.op(spv::Op::OpIAdd, t_u64, {at.value, b.u64(bytes)});
+  } else {
+    next.value = b.op(spv::Op::OpIAdd, t_u32, {at.value, b.u32(bytes)});
+  }
+  return next;
+}
+
+uint32_t Kernel::word_pointer(spv::StorageClass storage, uint32_t array, uint32_t byte_offset) {
+  const uint32_t index = b.op(spv::Op::OpShiftRightLogical, t_u32, {byte_offset, b.u32(2)});
+  return b.op(spv::Op::OpAccessChain, b.type_pointer(storage, t_u32), {array, index});
+}
+
+uint32_t Kernel::load_param(const ir::Instruction& ins, int64_t offset, uint32_t bytes) {
+  if (offset < 0 || offset + bytes > param_bytes_ || offset % bytes != 0) {
+    invalid(ins, "a parameter read outside the parameters or misaligned");
+  }
+  const uint32_t ptr = b.type_pointer(spv::StorageClass::PushConstant, t_u32);
+  auto word = [&](uint32_t index) {
+    const uint32_t p = b.op(spv::Op::OpAccessChain, ptr, {push_constants_, b.u32(0), b.u32(index)});
+    return b.op(spv::Op::OpLoad, t_u32, {p});
+  };
+  const uint32_t index = static_cast<uint32_t>(offset / 4);
+  if (bytes == 8) {
+    const uint32_t lo = b.op(spv::Op::OpUConvert, t_u64, {word(index)});
+    const uint32_t hi = b.op(spv::Op::OpUConvert, t_u64, {word(index + 1)});
+    return b.op(spv::Op::OpBitwiseOr, t_u64, {lo, b.op(spv::Op::OpShiftLeftLogical, t_u64, {hi, b.u32(32)})});
+  }
+  uint32_t w = word(index);
+  const uint32_t shift = static_cast<uint32_t>(offset % 4) * 8;
+  if (bytes < 4) {
+    w = b.op(spv::Op::OpBitFieldUExtract, t_u32, {w, b.u32(shift), b.u32(bytes * 8)});
+  }
+  return w;
+}
+
+uint32_t Kernel::load(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes) {
+  if (at.param) return load_param(ins, at.offset, bytes);
+  if (at.space == AddressSpace::kGlobal) {
+    uint32_t type = bytes == 8 ? t_u64 : t_u32;
+    uint32_t access = type;
+    if (bytes == 2) {
+      need(target_.storage_buffer_16bit, ins, "storageBuffer16BitAccess (16-bit global loads)");
+      b.capability(spv::Capability::StorageBuffer16BitAccess);
+      access = b.type_int(16);
+    } else if (bytes == 1) {
+      need(target_.storage_buffer_8bit, ins, "storageBuffer8BitAccess (8-bit global loads)");
+      b.capability(spv::Capability::StorageBuffer8BitAccess);
+      access = b.type_int(8);
+    }
+    const uint32_t ptr_type = b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, access);
+    const uint32_t ptr = b.op(spv::Op::OpConvertUToPtr, ptr_type, {at.value});
+    uint32_t v = b.op(spv::Op::OpLoad, access,
+                      {ptr, static_cast<uint32_t>(spv::MemoryAccessMask::Aligned), bytes});
+    if (bytes < 4) v = b.op(spv::Op::OpUConvert, t_u32, {v});
+    return v;
+  }
+  const bool shared = at.space == AddressSpace::kShared;
+  const spv::StorageClass storage = shared ? spv::StorageClass::Workgroup : spv::StorageClass::Function;
+  const uint32_t array = shared ? shared_array_ : local_array_;
+  auto word_at = [&](uint32_t offset) {
+    return b.op(spv::Op::OpLoad, t_u32, {word_pointer(storage, array, offset)});
+  };
+  if (bytes == 8) {
+    const uint32_t lo = b.op(spv::Op::OpUConvert, t_u64, {word_at(at.value)});
+    const uint32_t hi = b.op(spv::Op::OpUConvert, t_u64,
+                             {word_at(b.op(spv::Op::OpIAdd, t_u32, {at.value, b.u32(4)}))});
+    return b.op(spv::Op::OpBitwiseOr, t_u64, {lo, b.op(spv::Op::OpShiftLeftLogical, t_u64, {hi, b.u32(32)})});
+  }
+  uint32_t w = word_at(at.value);
+  if (bytes < 4) {
+    const uint32_t shift = b.op(spv::Op::OpShiftLeftLogical, t_u32,
+                                {b.op(spv::Op::OpBitwiseAnd, t_u32, {at.value, b.u32(3)}), b.u32(3)});
+    w = b.op(spv::Op::OpBitFieldUExtract, t_u32, {w, shift, b.u32(bytes * 8)});
+  }
+  return w;
+}
+
+void Kernel::store(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes,
+                   uint32_t bits) {
+  if (at.param) refuse(ins, "kernel parameters are read-only here");
+  if (at.space == AddressSpace::kGlobal) {
+    uint32_t access = bytes == 8 ? t_u64 : t_u32;
+    uint32_t value = bits;
+    if (bytes == 2) {
+      need(target_.storage_buffer_16bit, ins, "storageBuffer16BitAccess (16-bit global stores)");
+      b.capability(spv::Capability::StorageBuffer16BitAccess);
+      access = b.type_int(16);
+      value = b.op(spv::Op::OpUConvert, access, {bits});
+    } else if (bytes == 1) {
+      need(target_.storage_buffer_8bit, ins, "storageBuffer8BitAccess (8-bit global stores)");
+      b.capability(spv::Capability::StorageBuffer8BitAccess);
+      access = b.type_int(8);
+      value = b.op(spv::Op::OpUConvert, access, {bits});
+    }
+    const uint32_t ptr_type = b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, access);
+    const uint32_t ptr = b.op(spv::Op::OpConvertUToPtr, ptr_type, {at.value});
+    b.op_void(spv::Op::OpStore, {ptr, value, static_cast<uint32_t>(spv::MemoryAccessMask::Aligned), bytes});
+    return;
+  }
+  const bool shared = at.space == AddressSpace::kShared;
+  const spv::StorageClass storage = shared ? spv::StorageClass::Workgroup : spv::StorageClass::Function;
+  const uint32_t array = shared ? shared_array_ : local_array_;
+  if (bytes == 8) {
+    b.op_void(spv::Op::OpStore, {word_pointer(storage, array, at.value), b.op(spv::Op::OpUConvert, t_u32, {bits})});
+    const uint32_t hi = b.op(spv::Op::OpUConvert, t_u32, {b.op(spv::Op::OpShiftRightLogical, t_u64, {bits, b.u32(32)})});
+    b.op_void(spv::Op::OpStore,
+              {word_pointer(storage, array, b.op(spv::Op::OpIAdd, t_u32, {at.value, b.u32(4)})), hi});
+    return;
+  }
+  const uint32_t ptr = word_pointer(storage, array, at.value);
+  if (bytes == 4) {
+    b.op_void(spv::Op::OpStore, {ptr, bits});
+    return;
+  }
+  const uint32_t shift = b.op(spv::Op::OpShiftLeftLogical, t_u32,
+                              {b.op(spv::Op::OpBitwiseAnd, t_u32, {at.value, b.u32(3)}), b.u32(3)});
+  const uint32_t mask = b.op(spv::Op::OpShiftLeftLogical, t_u32, {b.u32((1u << (bytes * 8)) - 1), shift});
+  const uint32_t placed = b.op(spv::Op::OpBitwiseAnd, t_u32,
+                               {b.op(spv::Op::OpShiftLeftLogical, t_u32, {bits, shift}), mask});
+  if (shared) {
+    const uint32_t scope = b.u32(static_cast<uint32_t>(spv::Scope::Workgroup));
+    const uint32_t relaxed = b.u32(0);
+    b.op(spv::Op::OpAtomicAnd, t_u32, {ptr, scope, relaxed, b.op(spv::Op::OpNot, t_u32, {mask})});
+    b.op(spv::Op::OpAtomicOr, t_u32, {ptr, scope, relaxed, placed});
+  } else {
+    const uint32_t old = b.op(spv::Op::OpLoad, t_u32, {ptr});
+    const uint32_t kept = b.op(spv::Op::OpBitwiseAnd, t_u32, {old, b.op(spv::Op::OpNot, t_u32, {mask})});
+    b.op_void(spv::Op::OpStore, {ptr, b.op(spv::Op::OpBitwiseOr, t_u32, {kept, placed})});
+  }
+}
+
+bool Kernel::lower_memory(const ir::Instruction& ins) {
+  const auto& ops = ins.operands;
+  switch (ins.opcode) {
+    case O::kLd:
+    case O::kLdu:
+    case O::kSt: {
+      const bool is_load = ins.opcode != O::kSt;
+      if (ins.types.size() != 1 || ops.size() != 2) invalid(ins, "wrong operands for ld/st");
+      if (ins.mods.has(M::kVolatile) || ins.mods.has(M::kRelaxed) || ins.mods.has(M::kAcquire) ||
+          ins.mods.has(M::kRelease) || ins.mods.has(M::kMmio)) {
+        refuse(ins, "ordered or volatile loads and stores are not translated yet");
+      }
+      const T type = ins.types[0];
+      const uint32_t bytes = ir::type_size(type);
+      if (bytes == 0 || bytes > 8) refuse(ins, "this access width is not supported");
+      const ir::Operand& address = is_load ? ops[1] : ops[0];
+      const ir::Operand& data = is_load ? ops[0] : ops[1];
+      ResolvedAddress at = resolve_address(ins, address, space_of(ins));
+      const uint32_t n = ins.vector;
+      if (n > 1 && (data.kind != ir::OperandKind::kVector || data.elements.size() != n)) {
+        invalid(ins, "a vector access needs a vector of registers");
+      }
+      for (uint32_t i = 0; i < n; ++i) {
+        const ir::Operand& element = n > 1 ? data.elements[i] : data;
+        const ResolvedAddress here = i == 0 ? at : advance(at, i * bytes);
+        if (is_load) {
+          const uint32_t bits = load(ins, here, bytes);
+          write_bits(ins, element, bytes, bits, ir::is_signed(type));
+        } else {
+          store(ins, here, bytes, read_bits(ins, element, bytes));
+        }
+      }
+      return true;
+    }
+    case O::kAtom:
+    case O::kRed: {
+      const bool result = ins.opcode == O::kAtom;
+      if (ins.types.size() != 1) invalid(ins, "atom and red take one type");
+      const T type = ins.types[0];
+      const uint32_t bytes = ir::type_size(type);
+      const size_t first = result ? 1 : 0;
+      const bool cas = ins.mods.has(M::kCas);
+      if (ops.size() != first + (cas ? 3 : 2)) invalid(ins, "wrong number of operands");
+      if (ins.vector > 1) refuse(ins, "vector atomics are not supported");
+      const ResolvedAddress at = resolve_address(ins, ops[first], space_of(ins));
+      if (at.param || at.space == AddressSpace::kLocal) refuse(ins, "atomics on this memory are not supported");
+      if (bytes != 4 && bytes != 8) refuse(ins, "atomics on this width are not supported");
+      if (bytes == 8) {
+        need(target_.int64_atomics, ins, "64-bit atomics (shaderBufferInt64Atomics)");
+        b.capability(spv::Capability::Int64Atomics);
+      }
+      const bool shared = at.space == AddressSpace::kShared;
+      if (shared && bytes == 8) refuse(ins, "64-bit shared-memory atomics are not supported");
+      const uint32_t W = bytes == 8 ? t_u64 : t_u32;
+      uint32_t ptr = 0;
+      if (shared) {
+        ptr = word_pointer(spv::StorageClass::Workgroup, shared_array_, at.value);
+      } else {
+        ptr = b.op(spv::Op::OpConvertUToPtr, b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, W),
+                   {at.value});
+      }
+      const bool cta = ins.mods.has(M::kCta);
+      const uint32_t scope = b.u32(static_cast<uint32_t>(cta || shared ? spv::Scope::Workgroup : spv::Scope::Device));
+      uint32_t sem_bits = 0;
+      if (ins.mods.has(M::kAcquire) || ins.mods.has(M::kRelease) || ins.mods.has(M::kAcqRel)) {
+        sem_bits = static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease) |
+                   static_cast<uint32_t>(shared ? spv::MemorySemanticsMask::WorkgroupMemory
+                                                : spv::MemorySemanticsMask::UniformMemory);
+      }
+      const uint32_t semantics = b.u32(sem_bits);
+      const bool is_f = ir::is_float(type);
+      uint32_t old = 0;
+      if (cas) {
+        const uint32_t compare = read_bits(ins, ops[first + 1], bytes);
+        const uint32_t value = read_bits(ins, ops[first + 2], bytes);
+        old = b.op(spv::Op::OpAtomicCompareExchange, W, {ptr, scope, semantics, semantics, value, compare});
+      } else if (ins.mods.has(M::kAdd) && is_f) {
+        if (type != T::kF32) refuse(ins, "only f32 float atomics are supported");
+        need(target_.float32_atomic_add, ins, "float32 atomic add (VK_EXT_shader_atomic_float)");
+        b.capability(spv::Capability::AtomicFloat32AddEXT);
+        b.extension("SPV_EXT_shader_atomic_float_add");
+        const uint32_t value = read(ins, ops[first + 1], type);
+        // The pointer must point to a float.
+        uint32_t fptr = 0;
+        if (shared) {
+          refuse(ins, "f32 atomic add on shared memory is not supported yet");
+        } else {
+          fptr = b.op(spv::Op::OpConvertUToPtr, b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, t_f32),
+                      {at.value});
+        }
+        const uint32_t r = b.op(spv::Op::OpAtomicFAddEXT, t_f32, {fptr, scope, semantics, value});
+        old = bitcast(t_u32, r);
+      } else {
+        if (is_f) refuse(ins, "this float atomic is not supported");
+        const bool sign = ir::is_signed(type);
+        spv::Op op = spv::Op::OpNop;
+        if (ins.mods.has(M::kAdd)) op = spv::Op::OpAtomicIAdd;
+        else if (ins.mods.has(M::kExch)) op = spv::Op::OpAtomicExchange;
+        else if (ins.mods.has(M::kAnd)) op = spv::Op::OpAtomicAnd;
+        else if (ins.mods.has(M::kOr)) op = spv::Op::OpAtomicOr;
+        else if (ins.mods.has(M::kXor)) op = spv::Op::OpAtomicXor;
+        else if (ins.mods.has(M::kMin)) op = sign ? spv::Op::OpAtomicSMin : spv::Op::OpAtomicUMin;
+        else if (ins.mods.has(M::kMax)) op = sign ? spv::Op::OpAtomicSMax : spv::Op::OpAtomicUMax;
+        else refuse(ins, "this atomic operation (inc, dec) is not supported yet");
+        const uint32_t value = read_bits(ins, ops[first + 1], bytes);
+        old = b.op(op, W, {ptr, scope, semantics, value});
+      }
+      if (result) write_bits(ins, ops[0], bytes, old, false);
+      return true;
+    }
+    case O::kCp: {
+      // cp.async: the copy happens now, so commit_group and wait_group have nothing to wait for.
+      if (!ins.mods.has(M::kAsync)) return false;
+      if (ins.mods.has(M::kCommitGroup) || ins.mods.has(M::kWaitGroup) || ins.mods.has(M::kWaitAll)) {
+        return true;
+      }
+      if (ins.mods.has(M::kBulk)) refuse(ins, "bulk asynchronous copies are not supported");
+      if (ops.size() < 3 || ops[2].kind != ir::OperandKind::kInteger) {
+        invalid(ins, "cp.async takes a destination, a source and a size");
+      }
+      const uint32_t size = static_cast<uint32_t>(ops[2].integer);
+      if (size != 4 && size != 8 && size != 16) invalid(ins, "cp.async copies 4, 8 or 16 bytes");
+      if (ops.size() > 4) refuse(ins, "cp.async with an ignore-source predicate is not supported");
+      const ResolvedAddress dst = resolve_address(ins, ops[0], ir::Space::kShared);
+      const ResolvedAddress src = resolve_address(ins, ops[1], ir::Space::kGlobal);
+      uint32_t src_size = 0;
+      const bool partial = ops.size() == 4;
+      if (partial) src_size = read(ins, ops[3], T::kU32);
+      for (uint32_t off = 0; off < size; off += 4) {
+        const ResolvedAddress s = off == 0 ? src : advance(src, off);
+        const ResolvedAddress d = off == 0 ? dst : advance(dst, off);
+        if (!partial) {
+          store(ins, d, 4, load(ins, s, 4));
+          continue;
+        }
+        // Bytes at and past src_size are zeros, and are not read.
+        const uint32_t inside = b.op(spv::Op::OpULessThan, t_bool, {b.u32(off), src_size});
+        uint32_t value = b.u32(0);
+        const uint32_t var = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
+        if_then(inside, [&] { b.op_void(spv::Op::OpStore, {var, load(ins, s, 4)}); });
+        value = b.op(spv::Op::OpLoad, t_u32, {var});
+        const uint32_t kept_bytes = b.op(spv::Op::OpISub, t_u32, {src_size, b.u32(off)});
+        const uint32_t whole = b.op(spv::Op::OpUGreaterThanEqual, t_bool, {kept_bytes, b.u32(4)});
+        const uint32_t mask = select(t_u32, whole, b.u32(0xFFFFFFFFu),
+                                     b.op(spv::Op::OpISub, t_u32,
+                                          {b.op(spv::Op::OpShiftLeftLogical, t_u32, {b.u32(1), b.op(spv::Op::OpShiftLeftLogical, t_u32, {select(t_u32, inside, kept_bytes, b.u32(0)), b.u32(3)})}), b.u32(1)}));
+        store(ins, d, 4, b.op(spv::Op::OpBitwiseAnd, t_u32, {value, mask}));
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace hal::ptx_spirv

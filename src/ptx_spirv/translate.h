@@ -1,0 +1,86 @@
+// The PTX-to-SPIR-V translator: a PTX module, parsed by the front end (src/ptx), becomes one
+// Vulkan compute SPIR-V module with one GLCompute entry point per PTX .entry, of the same name.
+//
+// What the SPIR-V looks like (the contract with the Vulkan driver, which loads it as any SPIR-V
+// but takes the kernel's parameter list from the PTX signature):
+//  - SPIR-V 1.5 (Vulkan 1.2), Shader capability, logical addressing plus
+//    PhysicalStorageBuffer64 (global and generic memory are device addresses), GLSL450 memory
+//    model. Int64 is always used.
+//  - Parameters: the entry's .param bytes, laid out exactly as cuLaunchKernel packs them (each
+//    parameter at the next multiple of its alignment), are the entry's push-constant block, from
+//    offset 0. KernelInfo::param_offsets says where each one lies.
+//  - Block size: a WorkgroupSize built-in made of the specialization constants kBlockSpecIds
+//    (defaults 1), so the launch decides the block; a .reqntid kernel has a literal LocalSize.
+//  - Shared memory: the static .shared variables, then the dynamic (.extern .shared) memory,
+//    in one Workgroup array. When the kernel declares .extern .shared, the array's length adds
+//    the specialization constant kSharedBytesSpecId (the launch's shared_bytes), rounded up.
+//  - Every module produced is validated by the caller; the translator promises SPIR-V that
+//    passes spirv-val for Vulkan 1.2, and a failure there is a translator bug.
+//
+// What is refused (Failure::kind kNotSupported, naming the kernel, the PTX line and the
+// instruction or feature): warp-level instructions (shfl, vote, match, redux, %laneid, mma,
+// ldmatrix, wmma, ...), which need the next stage of the translator; instructions with no
+// lowering yet; device features the Target lacks (f64 without float64, ...); irreducible
+// control flow; generic addresses that cannot be traced to one state space; a module that mixes
+// .reqntid kernels with kernels whose block the launch decides.
+//
+// Thread-safety: translate() is a pure function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ptx/ir.h"
+
+namespace hal::ptx_spirv {
+
+// The specialization constants every translated kernel may declare.
+inline constexpr uint32_t kBlockSpecIds[3] = {0, 1, 2};
+inline constexpr uint32_t kSharedBytesSpecId = 3;
+
+// What the device offers, as far as translation is concerned. A kernel that needs more is
+// refused; nothing is emulated silently in a way that changes results.
+struct Target {
+  bool float64 = false;               // shaderFloat64
+  bool int16 = false;                 // shaderInt16
+  bool int8 = false;                  // shaderInt8
+  bool float16 = false;               // shaderFloat16
+  bool storage_buffer_8bit = false;   // storageBuffer8BitAccess (8-bit global loads/stores)
+  bool storage_buffer_16bit = false;  // storageBuffer16BitAccess (16-bit global loads/stores)
+  bool int64_atomics = false;         // shaderBufferInt64Atomics and shaderSharedInt64Atomics
+  bool float32_atomic_add = false;    // shaderBufferFloat32AtomicAdd and the shared one
+  uint32_t max_push_constant_bytes = 128;
+  uint32_t max_shared_bytes = 16384;  // maxComputeSharedMemorySize
+};
+
+struct KernelInfo {
+  std::string name;                     // the .entry's name, also the SPIR-V entry point's
+  uint32_t param_bytes = 0;             // the push-constant block's size
+  std::vector<uint32_t> param_offsets;  // per PTX parameter, in order
+  uint32_t static_shared_bytes = 0;     // static .shared variables, laid out
+  bool dynamic_shared = false;          // declares .extern .shared (sized by shared_bytes)
+  uint32_t reqntid[3] = {0, 0, 0};      // .reqntid, zeros when absent (then the block is free)
+  uint32_t maxntid = 0;                 // product of .maxntid, 0 when absent
+};
+
+struct Translation {
+  std::vector<uint32_t> words;      // the SPIR-V module
+  std::vector<KernelInfo> kernels;  // one per .entry with a body, in module order
+};
+
+struct Failure {
+  enum class Kind : uint8_t {
+    kNotSupported,  // valid PTX the translator or the device cannot run (HAL_ERROR_NOT_SUPPORTED)
+    kInvalid,       // PTX that is wrong (HAL_ERROR_INVALID_IR)
+  };
+  Kind kind = Kind::kNotSupported;
+  std::string message;  // "kernel 'k', PTX line 12: 'shfl.sync.bfly.b32' ...: why"
+};
+
+// Translates every .entry of |module| (parsed with bodies). Returns true and fills |out|, or
+// false with |failure| set; |out| is then unspecified.
+bool translate(const ptx::ir::Module& module, const Target& target, Translation* out,
+               Failure* failure);
+
+}  // namespace hal::ptx_spirv

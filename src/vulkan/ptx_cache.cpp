@@ -1,0 +1,290 @@
+#include "vulkan/ptx_cache.h"
+
+#include "common/log.h"
+
+#include <hal/hal.h>
+
+#include <fmt/format.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+namespace hal::vulkan {
+namespace {
+
+constexpr char kMagic[8] = {'H', 'A', 'L', 'P', 'T', 'X', 'S', 'V'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kChecksumSize = 8;
+// No translation comes near this; a larger file is not read into memory at all.
+constexpr uintmax_t kMaxPayloadBytes = uintmax_t{1} << 30;
+
+uint64_t fnv1a(const uint8_t* data, size_t size) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= data[i];
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+void put(std::vector<uint8_t>* out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+void put_bytes(std::vector<uint8_t>* out, const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  out->insert(out->end(), bytes, bytes + size);
+}
+
+// Reads little-endian fields from [at, end); any read past the end fails the reader for good.
+class Reader {
+ public:
+  Reader(const uint8_t* at, const uint8_t* end) : at_(at), end_(end) {}
+  bool ok() const { return ok_; }
+  bool done() const { return ok_ && at_ == end_; }
+
+  uint64_t get(int count) {
+    const uint8_t* p = bytes(static_cast<uint64_t>(count));
+    if (p == nullptr) return 0;
+    uint64_t value = 0;
+    for (int i = 0; i < count; ++i) value |= static_cast<uint64_t>(p[i]) << (8 * i);
+    return value;
+  }
+  uint32_t u32() { return static_cast<uint32_t>(get(4)); }
+  // |count| bytes, or nullptr when fewer remain.
+  const uint8_t* bytes(uint64_t count) {
+    if (count > static_cast<uint64_t>(end_ - at_)) {
+      ok_ = false;
+      return nullptr;
+    }
+    const uint8_t* start = at_;
+    at_ += count;
+    return start;
+  }
+
+ private:
+  const uint8_t* at_;
+  const uint8_t* end_;
+  bool ok_ = true;
+};
+
+// The GNU build id of the loaded object holding this code (the driver module, or a program that
+// links the driver statically): it changes whenever the code does, which hal's version alone
+// does not between two builds of one version.
+struct BuildIdSearch {
+  uintptr_t address = 0;
+  std::string id;
+};
+
+int find_build_id(dl_phdr_info* info, size_t, void* data) {
+  auto* search = static_cast<BuildIdSearch*>(data);
+  bool holds = false;
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    const uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+    if (segment.p_type == PT_LOAD && search->address >= start &&
+        search->address - start < segment.p_memsz) {
+      holds = true;
+    }
+  }
+  if (!holds) return 0;
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_NOTE) continue;
+    // Notes are padded to their segment's alignment (4, or 8 for some toolchains).
+    const size_t align = segment.p_align == 8 ? 8 : 4;
+    const auto pad = [align](size_t n) { return (n + align - 1) / align * align; };
+    const auto* at = reinterpret_cast<const uint8_t*>(info->dlpi_addr + segment.p_vaddr);
+    const uint8_t* end = at + segment.p_memsz;
+    while (end - at >= 12) {
+      uint32_t name_size, desc_size, type;
+      std::memcpy(&name_size, at, 4);
+      std::memcpy(&desc_size, at + 4, 4);
+      std::memcpy(&type, at + 8, 4);
+      const uint8_t* name = at + 12;
+      if (pad(name_size) > static_cast<size_t>(end - name)) break;
+      const uint8_t* desc = name + pad(name_size);
+      if (pad(desc_size) > static_cast<size_t>(end - desc)) break;
+      constexpr uint32_t kNtGnuBuildId = 3;
+      if (type == kNtGnuBuildId && name_size == 4 && std::memcmp(name, "GNU", 4) == 0) {
+        search->id.assign(reinterpret_cast<const char*>(desc), desc_size);
+        return 1;
+      }
+      at = desc + pad(desc_size);
+    }
+  }
+  return 1;  // the object holding the code, without a build id
+}
+
+const std::string& build_id() {
+  static const std::string id = [] {
+    BuildIdSearch search;
+    search.address = reinterpret_cast<uintptr_t>(&find_build_id);
+    dl_iterate_phdr(find_build_id, &search);
+    return search.id;
+  }();
+  return id;
+}
+
+// The bytes every file for this key starts with.
+std::vector<uint8_t> key_bytes(std::string_view ptx, const ptx_spirv::Target& target) {
+  std::vector<uint8_t> key(kMagic, kMagic + sizeof(kMagic));
+  put(&key, kFormatVersion, 4);
+  put(&key, HAL_VERSION, 4);
+  const std::string& id = build_id();
+  put(&key, id.size(), 4);
+  put_bytes(&key, id.data(), id.size());
+  for (bool flag :
+       {target.float64, target.int16, target.int8, target.float16, target.storage_buffer_8bit,
+        target.storage_buffer_16bit, target.int64_atomics, target.float32_atomic_add}) {
+    put(&key, flag ? 1 : 0, 1);
+  }
+  put(&key, target.max_push_constant_bytes, 4);
+  put(&key, target.max_shared_bytes, 4);
+  put(&key, ptx.size(), 8);
+  put_bytes(&key, ptx.data(), ptx.size());
+  return key;
+}
+
+// The translation after the key, as far as the file's own structure goes; the caller checks it
+// against the module.
+bool parse_payload(Reader& in, ptx_spirv::Translation* out, std::string* why) {
+  const uint32_t kernels = in.u32();
+  if (kernels > ptx::ir::kMaxFunctions) {
+    *why = fmt::format("{} kernels is more than PTX allows", kernels);
+    return false;
+  }
+  out->kernels.clear();
+  for (uint32_t k = 0; k < kernels && in.ok(); ++k) {
+    ptx_spirv::KernelInfo& info = out->kernels.emplace_back();
+    const uint32_t name_size = in.u32();
+    if (name_size > ptx::ir::kMaxIdentifierLength) {
+      *why = fmt::format("kernel {} has a name of {} bytes", k, name_size);
+      return false;
+    }
+    const uint8_t* name = in.bytes(name_size);
+    if (name != nullptr) info.name.assign(reinterpret_cast<const char*>(name), name_size);
+    info.param_bytes = in.u32();
+    const uint32_t params = in.u32();
+    if (params > ptx::ir::kMaxParams) {
+      *why = fmt::format("kernel {} has {} parameters", k, params);
+      return false;
+    }
+    for (uint32_t p = 0; p < params && in.ok(); ++p) info.param_offsets.push_back(in.u32());
+    info.static_shared_bytes = in.u32();
+    info.dynamic_shared = in.get(1) != 0;
+    for (uint32_t& dimension : info.reqntid) dimension = in.u32();
+    info.maxntid = in.u32();
+  }
+  const uint64_t words = in.get(8);
+  const uint8_t* data = words <= UINT64_MAX / 4 ? in.bytes(words * 4) : nullptr;
+  if (data == nullptr || !in.done()) {
+    *why = "its contents do not match its own layout (corrupt)";
+    return false;
+  }
+  out->words.resize(words);
+  for (uint64_t i = 0; i < words; ++i) {
+    const uint8_t* w = data + 4 * i;
+    out->words[i] =
+        uint32_t{w[0]} | uint32_t{w[1]} << 8 | uint32_t{w[2]} << 16 | uint32_t{w[3]} << 24;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string ptx_cache_path(const std::string& dir, std::string_view ptx,
+                           const ptx_spirv::Target& target) {
+  if (dir.empty()) return {};
+  const std::vector<uint8_t> key = key_bytes(ptx, target);
+  return fmt::format("{}/ptx-spirv/{:016x}.bin", dir, fnv1a(key.data(), key.size()));
+}
+
+bool read_ptx_cache(const std::string& path, std::string_view ptx, const ptx_spirv::Target& target,
+                    ptx_spirv::Translation* out, std::string* why) {
+  const std::vector<uint8_t> key = key_bytes(ptx, target);
+  std::error_code error;
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) {
+    *why = "no such file";
+    return false;
+  }
+  if (size > key.size() + kMaxPayloadBytes) {
+    *why = fmt::format("{} bytes is more than any translation", size);
+    return false;
+  }
+  std::vector<uint8_t> file;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (file.size() < key.size() + kChecksumSize) {
+    *why = fmt::format("{} bytes is too short for this key (truncated?)", file.size());
+    return false;
+  }
+  const size_t body = file.size() - kChecksumSize;
+  Reader checksum(file.data() + body, file.data() + file.size());
+  if (checksum.get(8) != fnv1a(file.data(), body)) {
+    *why = "checksum mismatch (corrupt or truncated)";
+    return false;
+  }
+  if (std::memcmp(file.data(), key.data(), key.size()) != 0) {
+    *why = "written for other PTX, another device's features, or another build of hal";
+    return false;
+  }
+  Reader in(file.data() + key.size(), file.data() + body);
+  return parse_payload(in, out, why);
+}
+
+void write_ptx_cache(const std::string& path, std::string_view ptx, const ptx_spirv::Target& target,
+                     const ptx_spirv::Translation& translation) {
+  std::vector<uint8_t> file = key_bytes(ptx, target);
+  put(&file, translation.kernels.size(), 4);
+  for (const ptx_spirv::KernelInfo& info : translation.kernels) {
+    put(&file, info.name.size(), 4);
+    put_bytes(&file, info.name.data(), info.name.size());
+    put(&file, info.param_bytes, 4);
+    put(&file, info.param_offsets.size(), 4);
+    for (uint32_t offset : info.param_offsets) put(&file, offset, 4);
+    put(&file, info.static_shared_bytes, 4);
+    put(&file, info.dynamic_shared ? 1 : 0, 1);
+    for (uint32_t dimension : info.reqntid) put(&file, dimension, 4);
+    put(&file, info.maxntid, 4);
+  }
+  put(&file, translation.words.size(), 8);
+  for (uint32_t word : translation.words) put(&file, word, 4);
+  put(&file, fnv1a(file.data(), file.size()), 8);
+
+  // Unique per process and per call: two threads may write the same entry at once.
+  static std::atomic<uint64_t> serial{0};
+  const std::filesystem::path target_path(path);
+  const std::string temp =
+      fmt::format("{}.tmp.{}.{}", path, static_cast<long>(getpid()), serial.fetch_add(1));
+  std::error_code error;
+  std::filesystem::create_directories(target_path.parent_path(), error);
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(file.data()),
+              static_cast<std::streamsize>(file.size()));
+    if (!out) {
+      hal::log()->warn("vulkan: cannot write the PTX translation cache {}; not saved", temp);
+      std::filesystem::remove(temp, error);
+      return;
+    }
+  }
+  std::filesystem::rename(temp, target_path, error);
+  if (error) {
+    hal::log()->warn("vulkan: cannot rename {} to {}: {}", temp, path, error.message());
+    std::filesystem::remove(temp, error);
+    return;
+  }
+  hal::log()->debug("vulkan: PTX translation cached in {} ({} bytes)", path, file.size());
+}
+
+}  // namespace hal::vulkan

@@ -1,0 +1,320 @@
+#include "vulkan/ptx_module.h"
+
+#include "common/error.h"
+#include "common/log.h"
+#include "ptx/ir.h"
+#include "ptx/reader.h"
+#include "vulkan/device.h"
+#include "vulkan/module.h"
+#include "vulkan/pipeline_cache.h"
+#include "vulkan/ptx_cache.h"
+#include "vulkan/spirv_reflect.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hal::vulkan {
+namespace {
+
+constexpr uint32_t kSpirvMagic = 0x07230203u;
+// The newest architecture PTX ISA 9.0 names (sm_121); a .target beyond it is refused as on a GPU
+// of that architecture.
+constexpr uint32_t kNewestPtxTarget = 121;
+
+// A translation that breaks the contract of translate.h: from the translator, hal's own bug
+// (load_ptx_module() says so); from the cache, a file to replace.
+hal_status translator_bug(std::string_view what) {
+  return hal::failf(HAL_ERROR_INTERNAL, "the PTX-to-SPIR-V translation is wrong: {}", what);
+}
+
+// The parameter list of a PTX kernel, as the CUDA backend describes it (src/cuda/cuda_module.cpp)
+// so that one args array launches the kernel on either kind of device.
+std::vector<ParamInfo> describe_params(const ptx::Entry& entry) {
+  std::vector<ParamInfo> params;
+  for (const ptx::Param& param : entry.params) {
+    ParamInfo info;
+    info.kind = param.kind == ptx::ParamKind::kPointer ? HAL_PARAM_POINTER : HAL_PARAM_VALUE;
+    info.size = param.size;
+    // For a pointer, what the kernel needs of the address (hal_param_info.alignment).
+    info.alignment = info.kind == HAL_PARAM_POINTER ? param.pointee_alignment : param.alignment;
+    info.nullable = info.kind == HAL_PARAM_POINTER;  // PTX takes raw addresses: NULL passes
+    info.type = param.type == ptx::ParamType::kFloat     ? HAL_PARAM_TYPE_FLOAT
+                : param.type == ptx::ParamType::kInteger ? HAL_PARAM_TYPE_INTEGER
+                                                         : HAL_PARAM_TYPE_UNKNOWN;
+    params.push_back(info);
+  }
+  return params;
+}
+
+const ptx_spirv::KernelInfo* find_kernel(const ptx_spirv::Translation& translation,
+                                         const std::string& name) {
+  for (const ptx_spirv::KernelInfo& info : translation.kernels) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+const ReflectedEntryPoint* find_entry(const ReflectedModule& module, const std::string& name) {
+  for (const ReflectedEntryPoint& entry : module.entry_points) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+// The plan of PTX kernel |entry| from its signature and what the translator says of it, after
+// checking that the SPIR-V entry point |reflected| is what translate.h promises.
+hal_status plan_ptx_function(const VulkanDevice& device, const ptx::Entry& entry,
+                             const ptx_spirv::KernelInfo& info,
+                             const ReflectedEntryPoint& reflected, FunctionPlan* plan) {
+  if (info.param_offsets.size() != entry.params.size()) {
+    return translator_bug(fmt::format("kernel '{}' has {} parameters, the translation places {}",
+                                      entry.name, entry.params.size(), info.param_offsets.size()));
+  }
+  if (!reflected.bindings.empty()) {
+    return translator_bug(fmt::format("kernel '{}' uses descriptors", entry.name));
+  }
+  if (!reflected.block_declared) {
+    return translator_bug(fmt::format("kernel '{}' declares no workgroup size", entry.name));
+  }
+  // The signature's .reqntid, as on CUDA, which the translation must have kept.
+  const bool fixed = entry.reqntid[0] != 0;
+  for (int d = 0; d < 3; ++d) {
+    const bool as_promised =
+        info.reqntid[d] == entry.reqntid[d] &&
+        (fixed ? reflected.block_spec_id[d] == kNoSpecId && reflected.block[d] == entry.reqntid[d]
+               : reflected.block_spec_id[d] == ptx_spirv::kBlockSpecIds[d]);
+    if (!as_promised) {
+      return translator_bug(
+          fmt::format("kernel '{}' does not take its block size as translate.h says", entry.name));
+    }
+  }
+  FunctionDesc& desc = plan->desc;
+  desc.name = entry.name;
+  desc.params = describe_params(entry);
+  for (size_t i = 0; i < entry.params.size(); ++i) {
+    const uint64_t end = uint64_t{info.param_offsets[i]} + entry.params[i].size;
+    if (end > info.param_bytes) {
+      return translator_bug(fmt::format("kernel '{}' parameter {} lies outside its {} bytes",
+                                        entry.name, i, info.param_bytes));
+    }
+    ParamSlot slot;
+    slot.push = true;
+    slot.offset = info.param_offsets[i];
+    slot.size = entry.params[i].size;
+    plan->slots.push_back(slot);
+  }
+  // vkCmdPushConstants writes whole 32-bit words.
+  plan->push_size = (info.param_bytes + 3u) & ~3u;
+  const uint32_t push_limit = device.caps().limits.maxPushConstantsSize;
+  if (plan->push_size > push_limit) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "kernel '{}' takes {} bytes of parameters; on Vulkan they are push "
+                      "constants, and the device allows {} (maxPushConstantsSize)",
+                      entry.name, info.param_bytes, push_limit);
+  }
+  if (reflected.push_constant_size > plan->push_size) {
+    return translator_bug(
+        fmt::format("kernel '{}' reads {} bytes of push constants, beyond its "
+                    "{} bytes of parameters",
+                    entry.name, reflected.push_constant_size, info.param_bytes));
+  }
+  desc.max_threads_per_block = entry.maxntid;
+  desc.static_shared_bytes = info.static_shared_bytes;
+  // As on CUDA, any launch may pass dynamic shared memory, 0 included; a kernel without
+  // .extern .shared ignores it.
+  desc.dynamic_shared = true;
+  desc.shared_bytes_required = false;
+  plan->shared_bytes_constant = info.dynamic_shared;
+  plan->shared_bytes_constant_id = ptx_spirv::kSharedBytesSpecId;
+  return HAL_SUCCESS;
+}
+
+// Loads |translation| of the PTX whose signatures are |signatures|. Every way in which the
+// translation breaks translate.h's contract is HAL_ERROR_INTERNAL (translator_bug); the other
+// failures are the device's (a missing feature, the driver's own errors).
+hal_status instantiate(VulkanDevice& device, const ptx::Module& signatures,
+                       const ptx_spirv::Translation& translation,
+                       std::unique_ptr<hal::Module>* out) {
+  const std::vector<uint32_t>& words = translation.words;
+  if (words.size() < 5 || words[0] != kSpirvMagic) {
+    return translator_bug("it is not a SPIR-V module");
+  }
+  std::string message;
+  if (!validate_spirv(device, words, &message)) {
+    return translator_bug(fmt::format("SPIR-V validation for {} failed: {}",
+                                      spvTargetEnvDescription(device.caps().spirv_env), message));
+  }
+  if (signatures.entries.size() != translation.kernels.size()) {
+    return translator_bug(fmt::format("the PTX has {} kernels, the translation {}",
+                                      signatures.entries.size(), translation.kernels.size()));
+  }
+  ReflectOptions reflect_options;
+  for (const ptx_spirv::KernelInfo& info : translation.kernels) {
+    // Each launch sets the dynamic shared memory: reflection must not size it at its default.
+    if (info.dynamic_shared) reflect_options.launch_spec_id = ptx_spirv::kSharedBytesSpecId;
+  }
+  ReflectedModule reflected;
+  std::string error;
+  if (!reflect_spirv(words.data(), words.size(), reflect_options, &reflected, &error)) {
+    return translator_bug(fmt::format("SPIR-V reflection failed: {}", error));
+  }
+
+  // Everything is checked before the driver sees the module.
+  std::vector<FunctionPlan> plans;
+  std::vector<size_t> entry_index;  // of each plan, in reflected.entry_points
+  for (const ptx::Entry& entry : signatures.entries) {
+    const ptx_spirv::KernelInfo* info = find_kernel(translation, entry.name);
+    const ReflectedEntryPoint* reflected_entry = find_entry(reflected, entry.name);
+    if (info == nullptr || reflected_entry == nullptr) {
+      return translator_bug(fmt::format("kernel '{}' is missing", entry.name));
+    }
+    FunctionPlan& plan = plans.emplace_back();
+    hal_status status = plan_ptx_function(device, entry, *info, *reflected_entry, &plan);
+    if (status != HAL_SUCCESS) return status;
+    entry_index.push_back(static_cast<size_t>(reflected_entry - reflected.entry_points.data()));
+  }
+
+  PreparedShader shader;
+  hal_status status = create_shader(device, std::move(reflected), words, {}, &shader);
+  if (status != HAL_SUCCESS) return status;
+  auto module = std::make_unique<VulkanModule>(device);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    std::unique_ptr<VulkanFunction> function;
+    status = create_function(device, shader.reflected.entry_points[entry_index[i]],
+                             std::move(plans[i]), shader, &function);
+    if (status != HAL_SUCCESS) return status;
+    module->functions.push_back(std::move(function));
+  }
+  *out = std::move(module);
+  return HAL_SUCCESS;
+}
+
+}  // namespace
+
+bool runs_ptx(const DeviceCaps& caps) {
+  return caps.buffer_device_address && caps.shader_int64;
+}
+
+ptx_spirv::Target ptx_target(const DeviceCaps& caps) {
+  ptx_spirv::Target target;
+  target.float64 = caps.shader_float64;
+  target.int16 = caps.shader_int16;
+  target.int8 = caps.shader_int8;
+  target.float16 = caps.shader_float16;
+  target.storage_buffer_8bit = caps.storage_buffer_8bit;
+  target.storage_buffer_16bit = caps.storage_buffer_16bit;
+  target.int64_atomics = caps.int64_atomics_everywhere;
+  target.float32_atomic_add = caps.atomic_float32_add_everywhere;
+  target.max_push_constant_bytes = caps.limits.maxPushConstantsSize;
+  target.max_shared_bytes = caps.limits.maxComputeSharedMemorySize;
+  return target;
+}
+
+hal_status load_ptx_module(VulkanDevice& device, const uint8_t* blob, size_t size,
+                           const ModuleOptions& options, std::unique_ptr<hal::Module>* out) {
+  if (!options.specializations.empty() || options.shared_bytes_constant) {
+    return hal::fail(HAL_ERROR_NOT_SUPPORTED,
+                     "PTX has no specialization constants; they apply to SPIR-V only");
+  }
+  const DeviceCaps& caps = device.caps();
+  if (!runs_ptx(caps)) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "'{}' cannot run PTX: it has no {} (PTX on Vulkan needs "
+                      "bufferDeviceAddress and shaderInt64). Load SPIR-V, or pick a device that "
+                      "lists HAL_IR_PTX in ir_mask",
+                      device.info.name,
+                      caps.buffer_device_address ? "shaderInt64" : "bufferDeviceAddress");
+  }
+  // NVIDIA's driver reads PTX up to its first NUL; so does hal, on every device.
+  if (const void* nul = std::memchr(blob, 0, size); nul != nullptr) {
+    size = static_cast<size_t>(static_cast<const uint8_t*>(nul) - blob);
+  }
+  const std::string_view text(reinterpret_cast<const char*>(blob), size);
+  ptx::Module signatures;
+  std::string error;
+  if (!ptx::parse(text, &signatures, &error)) {
+    return hal::failf(HAL_ERROR_INVALID_IR, "PTX {}", error);  // "PTX line N: ..."
+  }
+  // A Vulkan device is no particular NVIDIA architecture: it takes PTX for any architecture
+  // the PTX ISA names, but not arch-specific PTX (sm_90a, sm_100f), which may use instructions
+  // of that one architecture and runs only on it.
+  const char suffix = signatures.target.empty() ? '\0' : signatures.target.back();
+  if (signatures.target_sm > kNewestPtxTarget) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "the PTX targets {}, newer than any architecture hal translates PTX for on "
+                      "Vulkan devices (sm_{} and older). Compile for sm_{} or lower",
+                      signatures.target, kNewestPtxTarget, kNewestPtxTarget);
+  }
+  if (suffix == 'a' || suffix == 'f') {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "the PTX targets {}, code for GPUs of compute capability {}.{} only; a "
+                      "Vulkan device runs PTX translated to SPIR-V. Compile for sm_{} without "
+                      "the '{}' suffix",
+                      signatures.target, signatures.target_sm / 10, signatures.target_sm % 10,
+                      signatures.target_sm, suffix);
+  }
+  if (signatures.address_size != 64) {
+    return hal::fail(HAL_ERROR_NOT_SUPPORTED,
+                     "the PTX uses 32-bit addresses (.address_size 32 or none); hal runs only "
+                     "64-bit PTX: add .address_size 64");
+  }
+
+  const ptx_spirv::Target target = ptx_target(caps);
+  const std::string cache_path = ptx_cache_path(PipelineCache::default_dir(), text, target);
+  ptx_spirv::Translation translation;
+  std::string why;
+  if (!cache_path.empty() && read_ptx_cache(cache_path, text, target, &translation, &why)) {
+    const hal_status status = instantiate(device, signatures, translation, out);
+    if (status != HAL_ERROR_INTERNAL) {
+      if (status == HAL_SUCCESS) {
+        hal::log()->debug("vulkan: PTX translation read from {}", cache_path);
+      }
+      return status;
+    }
+    // Nothing read from the cache is trusted: a file that passes its checksum but not the
+    // checks of a fresh translation is replaced.
+    hal::log()->warn("vulkan: ignoring the PTX translation cached in {} (translating again): {}",
+                     cache_path, hal::pending_error());
+    hal::clear_pending_error();
+  } else if (!cache_path.empty()) {
+    hal::log()->debug("vulkan: no cached PTX translation in {}: {}", cache_path, why);
+  }
+
+  ptx::ir::Module module;
+  ptx::ir::ParseError parse_error;
+  ptx::ir::ParseOptions parse_options;
+  parse_options.bodies = true;
+  if (!ptx::ir::parse(text.data(), text.size(), parse_options, &module, &parse_error)) {
+    return hal::failf(HAL_ERROR_INVALID_IR, "PTX line {}: {}", parse_error.line,
+                      parse_error.message);
+  }
+  translation = ptx_spirv::Translation{};
+  ptx_spirv::Failure failure;
+  if (!ptx_spirv::translate(module, target, &translation, &failure)) {
+    if (failure.kind == ptx_spirv::Failure::Kind::kInvalid) {
+      return hal::failf(HAL_ERROR_INVALID_IR, "malformed PTX: {}", failure.message);
+    }
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "{} (a Vulkan device runs PTX translated to SPIR-V, and this cannot be; a "
+                      "CUDA device runs it as it is)",
+                      failure.message);
+  }
+  const hal_status status = instantiate(device, signatures, translation, out);
+  if (status == HAL_ERROR_INTERNAL) {
+    return hal::fail(
+        status, hal::pending_error() + ". This is a bug in hal; please report it with the PTX");
+  }
+  if (status == HAL_SUCCESS) {
+    hal::log()->debug("vulkan: translated PTX with {} kernel(s) to {} SPIR-V words",
+                      translation.kernels.size(), translation.words.size());
+    if (!cache_path.empty()) write_ptx_cache(cache_path, text, target, translation);
+  }
+  return status;
+}
+
+}  // namespace hal::vulkan

@@ -1,0 +1,238 @@
+// The translator on its own, without a device: every PTX file in the tree either translates
+// into SPIR-V that SPIRV-Tools validates for Vulkan 1.2, or is refused with a message that names
+// the kernel, the PTX line and the reason (and only for a reason the translator documents).
+// Then each documented refusal, one by one, on small hand-written PTX.
+#include <gtest/gtest.h>
+
+#include <spirv-tools/libspirv.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ptx/ir.h"
+#include "ptx_spirv/translate.h"
+
+namespace {
+
+namespace ir = hal::ptx::ir;
+namespace fs = std::filesystem;
+using hal::ptx_spirv::Failure;
+using hal::ptx_spirv::Target;
+using hal::ptx_spirv::Translation;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// What lavapipe offers, the device CI runs on.
+Target full_target() {
+  Target t;
+  t.float64 = t.int16 = t.int8 = t.float16 = true;
+  t.storage_buffer_8bit = t.storage_buffer_16bit = true;
+  t.int64_atomics = t.float32_atomic_add = true;
+  t.max_push_constant_bytes = 128;
+  t.max_shared_bytes = 32768;
+  return t;
+}
+
+// "" when valid, else the validator's message.
+std::string validate(const std::vector<uint32_t>& words) {
+  spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_2);
+  spv_const_binary_t binary{words.data(), words.size()};
+  spv_diagnostic diagnostic = nullptr;
+  const spv_result_t result = spvValidate(context, &binary, &diagnostic);
+  std::string message;
+  if (result != SPV_SUCCESS) message = diagnostic != nullptr ? diagnostic->error : "invalid";
+  spvDiagnosticDestroy(diagnostic);
+  spvContextDestroy(context);
+  return message;
+}
+
+struct Outcome {
+  bool parsed = false;
+  bool translated = false;
+  Failure failure;
+  Translation translation;
+};
+
+Outcome translate_text(const std::string& text, const Target& target = full_target()) {
+  Outcome o;
+  ir::Module module;
+  ir::ParseError error;
+  o.parsed = ir::parse(text.data(), text.size(), ir::ParseOptions{}, &module, &error);
+  if (!o.parsed) {
+    o.failure.message = "parse: " + error.message;
+    return o;
+  }
+  o.translated = hal::ptx_spirv::translate(module, target, &o.translation, &o.failure);
+  return o;
+}
+
+const char* kWarpOpcodes[] = {"shfl.", "vote.", "match.", "redux.", "activemask", "mma.",
+                              "ldmatrix", "stmatrix", "wmma.", "elect.", "%laneid"};
+
+bool has_warp_instruction(const std::string& text) {
+  for (const char* op : kWarpOpcodes) {
+    if (text.find(op) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::vector<fs::path> tree_ptx_files() {
+  std::vector<fs::path> files;
+  for (const char* dir : {"kernels/ptx", "tests/ptx_cpu/triton", "tests/ptx_cpu/nvcc",
+                          "python/tests/triton_kernels"}) {
+    const fs::path path = fs::path(HAL_SOURCE_DIR) / dir;
+    if (!fs::exists(path)) continue;
+    for (const auto& entry : fs::directory_iterator(path)) {
+      if (entry.path().extension() == ".ptx") files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(PtxToSpirv, EveryPtxInTheTreeTranslatesToValidSpirvOrIsRefusedWithItsReason) {
+  const std::vector<fs::path> files = tree_ptx_files();
+  ASSERT_GE(files.size(), 10u) << "the tree's PTX files were not found under " << HAL_SOURCE_DIR;
+  size_t translated = 0;
+  for (const fs::path& file : files) {
+    SCOPED_TRACE(file.string());
+    const std::string text = read_file(file);
+    const Outcome o = translate_text(text);
+    ASSERT_TRUE(o.parsed) << o.failure.message;
+    if (o.translated) {
+      ++translated;
+      EXPECT_EQ(validate(o.translation.words), "");
+      EXPECT_FALSE(o.translation.kernels.empty());
+      continue;
+    }
+    // The only refusal the tree's PTX may meet today is warp-level code.
+    EXPECT_EQ(o.failure.kind, Failure::Kind::kNotSupported);
+    EXPECT_NE(o.failure.message.find("kernel '"), std::string::npos) << o.failure.message;
+    EXPECT_NE(o.failure.message.find("PTX line "), std::string::npos) << o.failure.message;
+    EXPECT_NE(o.failure.message.find("warp-level"), std::string::npos) << o.failure.message;
+    EXPECT_TRUE(has_warp_instruction(text));
+  }
+  // smoke, matmul, attention, and Triton's vector_add and histogram at least.
+  EXPECT_GE(translated, 5u);
+}
+
+TEST(PtxToSpirv, KernelInfoFollowsTheSignatureAndDirectives) {
+  const std::string ptx = R"(.version 8.0
+.target sm_80
+.address_size 64
+.extern .shared .align 16 .b8 dyn[];
+.entry k(.param .u64 a, .param .u32 n, .param .u8 c, .param .align 8 .b8 s[12], .param .f64 x)
+.reqntid 64, 2
+{
+  .shared .align 4 .b8 tile[100];
+  .reg .b32 %r<3>;
+  mov.u32 %r1, tile;
+  mov.u32 %r2, dyn;
+  ret;
+}
+)";
+  const Outcome o = translate_text(ptx);
+  ASSERT_TRUE(o.translated) << o.failure.message;
+  ASSERT_EQ(o.translation.kernels.size(), 1u);
+  const auto& k = o.translation.kernels[0];
+  EXPECT_EQ(k.name, "k");
+  // cuLaunchKernel's packing: u64 at 0, u32 at 8, u8 at 12, the 8-aligned struct at 16, f64 at 32.
+  EXPECT_EQ(k.param_offsets, (std::vector<uint32_t>{0, 8, 12, 16, 32}));
+  EXPECT_EQ(k.param_bytes, 40u);
+  EXPECT_EQ(k.static_shared_bytes, 100u);
+  EXPECT_TRUE(k.dynamic_shared);
+  EXPECT_EQ(k.reqntid[0], 64u);
+  EXPECT_EQ(k.reqntid[1], 2u);
+  EXPECT_EQ(validate(o.translation.words), "");
+}
+
+std::string kernel_with(const std::string& declarations, const std::string& body,
+                        const std::string& params = ".param .u64 p") {
+  return ".version 8.0\n.target sm_80\n.address_size 64\n.entry k(" + params + ")\n{\n" +
+         declarations + "\n" + body + "\nret;\n}\n";
+}
+
+void expect_refused(const std::string& ptx, const Target& target, const std::string& needle,
+                    Failure::Kind kind = Failure::Kind::kNotSupported) {
+  const Outcome o = translate_text(ptx, target);
+  ASSERT_TRUE(o.parsed) << o.failure.message;
+  ASSERT_FALSE(o.translated) << "translated, expected a refusal naming '" << needle << "'";
+  EXPECT_EQ(o.failure.kind, kind);
+  EXPECT_NE(o.failure.message.find(needle), std::string::npos) << o.failure.message;
+}
+
+TEST(PtxToSpirv, MissingDeviceFeaturesAreNamed) {
+  Target no_f64 = full_target();
+  no_f64.float64 = false;
+  expect_refused(kernel_with(".reg .f64 %fd<3>;", "add.f64 %fd1, %fd2, %fd2;"), no_f64,
+                 "shaderFloat64");
+  Target no_8bit = full_target();
+  no_8bit.storage_buffer_8bit = false;
+  expect_refused(kernel_with(".reg .b16 %rs<2>; .reg .b64 %rd<2>;",
+                             "ld.param.u64 %rd1, [p];\nld.global.u8 %rs1, [%rd1];"),
+                 no_8bit, "storageBuffer8BitAccess");
+  Target no_atomic64 = full_target();
+  no_atomic64.int64_atomics = false;
+  expect_refused(kernel_with(".reg .b64 %rd<3>;",
+                             "ld.param.u64 %rd1, [p];\natom.global.add.u64 %rd2, [%rd1], 1;"),
+                 no_atomic64, "64-bit atomics");
+  Target no_float_atomic = full_target();
+  no_float_atomic.float32_atomic_add = false;
+  expect_refused(kernel_with(".reg .b64 %rd<2>; .reg .f32 %f<2>;",
+                             "ld.param.u64 %rd1, [p];\natom.global.add.f32 %f1, [%rd1], 0f3F800000;"),
+                 no_float_atomic, "float32 atomic add");
+  Target small_push = full_target();
+  small_push.max_push_constant_bytes = 8;
+  expect_refused(kernel_with("", "", ".param .u64 p, .param .u32 n"), small_push,
+                 "12 bytes, more than the device's 8 bytes of push constants");
+}
+
+TEST(PtxToSpirv, WarpLevelInstructionsAreRefusedByName) {
+  expect_refused(kernel_with(".reg .b32 %r<3>;", "shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;"),
+                 full_target(), "'shfl' is a warp-level instruction");
+  expect_refused(kernel_with(".reg .b32 %r<3>;", "mov.u32 %r1, %laneid;"), full_target(),
+                 "%laneid is warp-level");
+  expect_refused(kernel_with(".reg .b32 %r<3>; .reg .pred %p;", "vote.sync.ballot.b32 %r1, %p, -1;"),
+                 full_target(), "'vote' is a warp-level instruction");
+}
+
+TEST(PtxToSpirv, OtherRefusals) {
+  expect_refused(".version 8.0\n.target sm_80\n.address_size 32\n.entry k() { ret; }\n",
+                 full_target(), "32-bit");
+  expect_refused(kernel_with("", "trap;"), full_target(), "trap");
+  expect_refused(kernel_with(".reg .f32 %f<3>;", "div.rz.f32 %f1, %f2, %f2;"), full_target(),
+                 "rounding modes other than to-nearest");
+  // A generic address that may be shared or global at run time.
+  expect_refused(kernel_with(".shared .b32 s[4]; .reg .b64 %rd<4>; .reg .pred %p; .reg .b32 %r1;",
+                             "ld.param.u64 %rd1, [p];\nsetp.eq.u64 %p, %rd1, 0;\n"
+                             "cvta.shared.u64 %rd2, s;\nselp.b64 %rd3, %rd2, %rd1, %p;\n"
+                             "ld.u32 %r1, [%rd3];"),
+                 full_target(), "more than one state space");
+  // Irreducible control flow: a loop entered at two places.
+  expect_refused(kernel_with(".reg .pred %p; .reg .b32 %r<2>;",
+                             "setp.eq.u32 %p, %r1, 0;\n@%p bra B;\nA:\nadd.u32 %r1, %r1, 1;\n"
+                             "bra B;\nB:\nadd.u32 %r1, %r1, 2;\nsetp.lt.u32 %p, %r1, 9;\n@%p bra A;"),
+                 full_target(), "irreducible control flow");
+}
+
+TEST(PtxToSpirv, DirectedRoundingNeedsFloat64AndIsOtherwiseTranslated) {
+  const std::string ptx = kernel_with(".reg .f32 %f<4>;", "fma.rm.f32 %f1, %f2, %f3, %f2;\n"
+                                                          "add.rz.f32 %f1, %f2, %f3;\n"
+                                                          "mul.rp.f32 %f1, %f2, %f3;");
+  const Outcome o = translate_text(ptx);
+  ASSERT_TRUE(o.translated) << o.failure.message;
+  EXPECT_EQ(validate(o.translation.words), "");
+  Target no_f64 = full_target();
+  no_f64.float64 = false;
+  expect_refused(ptx, no_f64, "shaderFloat64");
+}
+
+}  // namespace
