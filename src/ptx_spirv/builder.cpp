@@ -96,8 +96,12 @@ uint32_t Builder::cached(std::map<Words, uint32_t>* cache, Words* section, spv::
   return id;
 }
 
-uint32_t Builder::type_void() { return cached(&types_, &globals_, spv::Op::OpTypeVoid, {}, true); }
-uint32_t Builder::type_bool() { return cached(&types_, &globals_, spv::Op::OpTypeBool, {}, true); }
+uint32_t Builder::type_void() {
+  return cached(&types_, &globals_, spv::Op::OpTypeVoid, {}, true);
+}
+uint32_t Builder::type_bool() {
+  return cached(&types_, &globals_, spv::Op::OpTypeBool, {}, true);
+}
 uint32_t Builder::type_int(uint32_t bits) {
   return cached(&types_, &globals_, spv::Op::OpTypeInt, {bits, 0}, true);
 }
@@ -135,8 +139,8 @@ uint32_t Builder::type_function(uint32_t result, const Words& params) {
 }
 
 uint32_t Builder::constant_bool(bool value) {
-  return cached(&constants_, &globals_,
-                value ? spv::Op::OpConstantTrue : spv::Op::OpConstantFalse, {type_bool()}, false);
+  return cached(&constants_, &globals_, value ? spv::Op::OpConstantTrue : spv::Op::OpConstantFalse,
+                {type_bool()}, false);
 }
 uint32_t Builder::constant_int(uint32_t bits, uint64_t value) {
   const uint32_t type = type_int(bits);
@@ -151,9 +155,10 @@ uint32_t Builder::constant_int(uint32_t bits, uint64_t value) {
 uint32_t Builder::constant_float(uint32_t bits, uint64_t bit_pattern) {
   const uint32_t type = type_float(bits);
   if (bits == 64) {
-    return cached(&constants_, &globals_, spv::Op::OpConstant,
-                  {type, static_cast<uint32_t>(bit_pattern), static_cast<uint32_t>(bit_pattern >> 32)},
-                  false);
+    return cached(
+        &constants_, &globals_, spv::Op::OpConstant,
+        {type, static_cast<uint32_t>(bit_pattern), static_cast<uint32_t>(bit_pattern >> 32)},
+        false);
   }
   return cached(&constants_, &globals_, spv::Op::OpConstant,
                 {type, static_cast<uint32_t>(bit_pattern)}, false);
@@ -239,7 +244,9 @@ uint32_t Builder::op(spv::Op op, uint32_t type, const Words& operands) {
 void Builder::op_void(spv::Op op, std::initializer_list<uint32_t> operands) {
   append(&body_, op, Words(operands));
 }
-void Builder::op_void(spv::Op op, const Words& operands) { append(&body_, op, operands); }
+void Builder::op_void(spv::Op op, const Words& operands) {
+  append(&body_, op, operands);
+}
 
 uint32_t Builder::ext(uint32_t type, uint32_t instruction,
                       std::initializer_list<uint32_t> operands) {
@@ -268,9 +275,8 @@ Builder::Words Builder::finish() {
           static_cast<uint32_t>(spv::MemoryModel::GLSL450)});
   // The header: magic, version 1.5, generator 0 (unregistered), id bound, schema.
   Words module{spv::MagicNumber, 0x00010500u, 0u, next_id_, 0u};
-  for (const Words* section : {&capabilities, &extensions, &imports, &memory_model,
-                               &entry_points_, &execution_modes_, &debug_, &annotations_,
-                               &globals_, &functions_}) {
+  for (const Words* section : {&capabilities, &extensions, &imports, &memory_model, &entry_points_,
+                               &execution_modes_, &debug_, &annotations_, &globals_, &functions_}) {
     module.insert(module.end(), section->begin(), section->end());
   }
   return module;

@@ -68,8 +68,7 @@ void Kernel::emit_statements(const std::vector<Stmt>& list) {
         break;
       case Stmt::Kind::kIf: {
         const uint32_t condition = block_condition(stmt.block);
-        const uint32_t then_label = b.fresh_id(), else_label = b.fresh_id(),
-                       merge = b.fresh_id();
+        const uint32_t then_label = b.fresh_id(), else_label = b.fresh_id(), merge = b.fresh_id();
         b.op_void(spv::Op::OpSelectionMerge, {merge, 0});
         b.op_void(spv::Op::OpBranchConditional, {condition, then_label, else_label});
         block_open_ = false;
@@ -172,8 +171,9 @@ void Kernel::emit_construct(const Stmt& stmt) {
 void Kernel::emit_exit(bool is_continue, uint32_t depth) {
   if (depth >= levels_.size()) {
     throw Refusal{Failure::Kind::kNotSupported,
-                  "kernel '" + function_.name + "': internal error: an exit beyond the outermost "
-                  "construct"};
+                  "kernel '" + function_.name +
+                      "': internal error: an exit beyond the outermost "
+                      "construct"};
   }
   const Level& target = levels_[levels_.size() - 1 - depth];
   if (depth == 0) {

@@ -37,14 +37,14 @@ Kernel::Kernel(Builder& builder, ModuleState& state, const ir::Module& module,
 }
 
 void Kernel::refuse(const ir::Instruction& ins, const std::string& why) const {
-  throw Refusal{Failure::Kind::kNotSupported,
-                "kernel '" + function_.name + "', PTX line " + std::to_string(ins.line) + ": '" +
-                    ins.text + "': " + why};
+  throw Refusal{Failure::Kind::kNotSupported, "kernel '" + function_.name + "', PTX line " +
+                                                  std::to_string(ins.line) + ": '" + ins.text +
+                                                  "': " + why};
 }
 
 void Kernel::refuse_kernel(uint32_t line, const std::string& why) const {
-  throw Refusal{Failure::Kind::kNotSupported, "kernel '" + function_.name + "', PTX line " +
-                                                  std::to_string(line) + ": " + why};
+  throw Refusal{Failure::Kind::kNotSupported,
+                "kernel '" + function_.name + "', PTX line " + std::to_string(line) + ": " + why};
 }
 
 void Kernel::invalid(const ir::Instruction& ins, const std::string& why) const {
@@ -399,8 +399,8 @@ std::vector<CfgBlock> Kernel::build_cfg() {
   // before the loop below holds references into both vectors. Unreachable when nothing
   // branches there, and then the structurizer leaves it out.
   const uint32_t return_block = real;
-  ranges_.push_back(BlockRange{static_cast<uint32_t>(n), static_cast<uint32_t>(n), 0, false, 0,
-                               nullptr});
+  ranges_.push_back(
+      BlockRange{static_cast<uint32_t>(n), static_cast<uint32_t>(n), 0, false, 0, nullptr});
   std::vector<CfgBlock> cfg(real + 1);
   cfg[return_block].exit = CfgBlock::Exit::kReturn;
   auto target_block = [&](uint32_t instruction) {
@@ -430,7 +430,8 @@ std::vector<CfgBlock> Kernel::build_cfg() {
       }
       r.selector = last->operands[0].reg;
       block.exit = CfgBlock::Exit::kSwitch;
-      for (const ir::SymbolRef& t : function_.target_lists[last->operands[1].symbol.index].targets) {
+      for (const ir::SymbolRef& t :
+           function_.target_lists[last->operands[1].symbol.index].targets) {
         if (t.kind != ir::SymbolKind::kLabel || t.index >= function_.labels.size()) {
           invalid(*last, "a .branchtargets entry is not a label");
         }

@@ -109,8 +109,7 @@ class Kernel {
   // A source operand's raw bits: u32 for |bytes| <= 4 (zero-extended), u64 for 8.
   uint32_t read_bits(const ir::Instruction& ins, const ir::Operand& operand, uint32_t bytes);
   // Stores |value| (|type|'s working value) into the destination register.
-  void write(const ir::Instruction& ins, const ir::Operand& operand, ir::Type type,
-             uint32_t value);
+  void write(const ir::Instruction& ins, const ir::Operand& operand, ir::Type type, uint32_t value);
   // Stores raw bits (u32 for bytes <= 4, u64 for 8) into a register: extended (signed or not)
   // or truncated to the register's width.
   void write_bits(const ir::Instruction& ins, const ir::Operand& operand, uint32_t bytes,
@@ -144,15 +143,14 @@ class Kernel {
   // ---- memory (lower_memory.cpp) ---------------------------------------------------------
   struct ResolvedAddress {
     AddressSpace space = AddressSpace::kGlobal;
-    bool param = false;    // a kernel parameter: |offset| into the parameter block
-    uint32_t value = 0;    // global: u64 address; shared, local: u32 byte offset; 0 for param
-    int64_t offset = 0;    // param only
+    bool param = false;  // a kernel parameter: |offset| into the parameter block
+    uint32_t value = 0;  // global: u64 address; shared, local: u32 byte offset; 0 for param
+    int64_t offset = 0;  // param only
   };
   ResolvedAddress resolve_address(const ir::Instruction& ins, const ir::Operand& address,
                                   ir::Space space);
   uint32_t load(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes);
-  void store(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes,
-             uint32_t bits);
+  void store(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes, uint32_t bits);
   uint32_t load_param(const ir::Instruction& ins, int64_t offset, uint32_t bytes);
   uint32_t word_pointer(spv::StorageClass storage, uint32_t array, uint32_t byte_offset);
   ResolvedAddress advance(const ResolvedAddress& at, uint32_t bytes);
@@ -163,9 +161,9 @@ class Kernel {
   const ir::Function& function_;
   const Target& target_;
 
-  std::vector<uint32_t> registers_;      // variable id per PTX register
+  std::vector<uint32_t> registers_;       // variable id per PTX register
   std::vector<uint32_t> register_types_;  // its storage type
-  std::vector<AddressSpace> spaces_;     // per register, after tracing
+  std::vector<AddressSpace> spaces_;      // per register, after tracing
   // Byte offsets of the variables this kernel uses: module-scope ones, then function-scope.
   std::vector<int64_t> module_var_offset_;
   std::vector<int64_t> function_var_offset_;

@@ -82,12 +82,12 @@ bool Kernel::lower_misc(const ir::Instruction& ins) {
         refuse(ins, "only bar.sync and barrier.sync translate (no arrive or reduction forms)");
       }
       if (ins.operands.size() > 1) {
-        refuse(ins, "a barrier with a thread count is not supported (every thread of the block "
-                    "takes part in a Vulkan barrier)");
+        refuse(ins,
+               "a barrier with a thread count is not supported (every thread of the block "
+               "takes part in a Vulkan barrier)");
       }
-      const uint32_t semantics =
-          static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease |
-                                spv::MemorySemanticsMask::WorkgroupMemory);
+      const uint32_t semantics = static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease |
+                                                       spv::MemorySemanticsMask::WorkgroupMemory);
       b.op_void(spv::Op::OpControlBarrier,
                 {b.u32(static_cast<uint32_t>(spv::Scope::Workgroup)),
                  b.u32(static_cast<uint32_t>(spv::Scope::Workgroup)), b.u32(semantics)});
@@ -97,9 +97,9 @@ bool Kernel::lower_misc(const ir::Instruction& ins) {
     case O::kFence: {
       if (ins.mods.has(ir::Mod::kProxy)) return true;  // proxy fences order nothing here
       const bool cta = ins.mods.has(ir::Mod::kCta);
-      const uint32_t semantics = static_cast<uint32_t>(
-          spv::MemorySemanticsMask::AcquireRelease | spv::MemorySemanticsMask::WorkgroupMemory |
-          spv::MemorySemanticsMask::UniformMemory);
+      const uint32_t semantics = static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease |
+                                                       spv::MemorySemanticsMask::WorkgroupMemory |
+                                                       spv::MemorySemanticsMask::UniformMemory);
       b.op_void(spv::Op::OpMemoryBarrier,
                 {b.u32(static_cast<uint32_t>(cta ? spv::Scope::Workgroup : spv::Scope::Device)),
                  b.u32(semantics)});

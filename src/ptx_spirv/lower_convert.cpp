@@ -64,11 +64,13 @@ bool Kernel::lower_convert(const ir::Instruction& ins) {
       if (ssign) {
         v = select(t_u64, b.op(spv::Op::OpSLessThan, t_bool, {v, b.u64(lo)}), b.u64(lo), v);
         if (!(dsign && dbytes == 8)) {
-          v = select(t_u64, b.op(dsign ? spv::Op::OpSGreaterThan : spv::Op::OpSGreaterThan,
-                                 t_bool, {v, b.u64(hi)}),
+          v = select(t_u64,
+                     b.op(dsign ? spv::Op::OpSGreaterThan : spv::Op::OpSGreaterThan, t_bool,
+                          {v, b.u64(hi)}),
                      b.u64(hi), v);
         }
-        if (!dsign) v = select(t_u64, b.op(spv::Op::OpSLessThan, t_bool, {v, b.u64(0)}), b.u64(0), v);
+        if (!dsign)
+          v = select(t_u64, b.op(spv::Op::OpSLessThan, t_bool, {v, b.u64(0)}), b.u64(0), v);
       } else {
         // An unsigned source is never below any bound but a signed one's maximum.
         if (!(dbytes == 8 && !dsign)) {
@@ -94,8 +96,9 @@ bool Kernel::lower_convert(const ir::Instruction& ins) {
                                                      : GLSLstd450Ceil;
       v = glsl(SW, which, {v});
     } else if (directed && ir::type_size(dtype) < ir::type_size(stype)) {
-      refuse(ins, "narrowing float conversions with rounding other than to-nearest are not "
-                  "supported");
+      refuse(ins,
+             "narrowing float conversions with rounding other than to-nearest are not "
+             "supported");
     }
     if (SW != W) {
       if (stype == T::kF64 && (dtype == T::kF16 || dtype == T::kBF16)) {
@@ -119,8 +122,10 @@ bool Kernel::lower_convert(const ir::Instruction& ins) {
   }
 
   if (dfloat) {  // integer to float
-    if (directed) refuse(ins, "integer to float conversion with rounding other than to-nearest "
-                              "is not supported");
+    if (directed)
+      refuse(ins,
+             "integer to float conversion with rounding other than to-nearest "
+             "is not supported");
     const uint32_t W = dtype == T::kF64 ? t_f64 : t_f32;
     uint32_t v = value;
     if (ir::type_size(stype) < 4 && ir::is_signed(stype)) {
@@ -166,9 +171,11 @@ bool Kernel::lower_convert(const ir::Instruction& ins) {
   const uint32_t too_small = b.op(spv::Op::OpFOrdLessThanEqual, t_bool, {rounded, fconst(bottom)});
   const uint32_t nan = b.op(spv::Op::OpIsNan, t_bool, {rounded});
   // Converted only when in range, so the conversion itself is always defined.
-  const uint32_t safe = select(SW, b.op(spv::Op::OpLogicalOr, t_bool,
-                                        {b.op(spv::Op::OpLogicalOr, t_bool, {too_big, too_small}), nan}),
-                               fconst(0), rounded);
+  const uint32_t safe =
+      select(SW,
+             b.op(spv::Op::OpLogicalOr, t_bool,
+                  {b.op(spv::Op::OpLogicalOr, t_bool, {too_big, too_small}), nan}),
+             fconst(0), rounded);
   uint32_t r = b.op(dsign ? spv::Op::OpConvertFToS : spv::Op::OpConvertFToU, DW, {safe});
   r = select(DW, too_big, k(max_int), r);
   r = select(DW, too_small, k(min_int), r);

@@ -32,13 +32,15 @@ uint32_t Kernel::round_directed(const ir::Instruction& ins, uint32_t wide) {
   const uint32_t back = b.op(spv::Op::OpFConvert, d, {nearest});
   const uint32_t bits = bitcast(t_u32, nearest);
   const uint32_t negative = b.op(spv::Op::OpSLessThan, t_bool, {bits, b.u32(0)});
-  const uint32_t zero = b.op(spv::Op::OpIEqual, t_bool,
-                             {b.op(spv::Op::OpBitwiseAnd, t_u32, {bits, b.u32(0x7FFFFFFF)}), b.u32(0)});
+  const uint32_t zero =
+      b.op(spv::Op::OpIEqual, t_bool,
+           {b.op(spv::Op::OpBitwiseAnd, t_u32, {bits, b.u32(0x7FFFFFFF)}), b.u32(0)});
   // One step towards +inf or -inf, in bits: a float's magnitude grows with its bits.
   const uint32_t plus = b.op(spv::Op::OpIAdd, t_u32, {bits, b.u32(1)});
   const uint32_t minus = b.op(spv::Op::OpISub, t_u32, {bits, b.u32(1)});
   const uint32_t up = select(t_u32, zero, b.u32(0x00000001), select(t_u32, negative, minus, plus));
-  const uint32_t down = select(t_u32, zero, b.u32(0x80000001), select(t_u32, negative, plus, minus));
+  const uint32_t down =
+      select(t_u32, zero, b.u32(0x80000001), select(t_u32, negative, plus, minus));
   const uint32_t above = b.op(spv::Op::OpFOrdGreaterThan, t_bool, {back, wide});
   const uint32_t below = b.op(spv::Op::OpFOrdLessThan, t_bool, {back, wide});
   uint32_t result = bits;
@@ -48,7 +50,10 @@ uint32_t Kernel::round_directed(const ir::Instruction& ins, uint32_t wide) {
     result = select(t_u32, below, up, bits);
   } else {  // .rz: a step towards zero when the magnitude went up
     const uint32_t away = select(t_bool, negative, below, above);
-    result = select(t_u32, b.op(spv::Op::OpLogicalAnd, t_bool, {away, b.op(spv::Op::OpLogicalNot, t_bool, {zero})}), minus, bits);
+    result = select(
+        t_u32,
+        b.op(spv::Op::OpLogicalAnd, t_bool, {away, b.op(spv::Op::OpLogicalNot, t_bool, {zero})}),
+        minus, bits);
   }
   return bitcast(t_f32, result);
 }
@@ -108,8 +113,9 @@ bool Kernel::lower_float(const ir::Instruction& ins) {
                                                  : spv::Op::OpFMul;
       if (directed_rounding(ins) && type == T::kF32) {
         const uint32_t d = f64(ins);
-        const uint32_t wide = b.op(op, d, {b.op(spv::Op::OpFConvert, d, {arg(1)}),
-                                           b.op(spv::Op::OpFConvert, d, {arg(2)})});
+        const uint32_t wide =
+            b.op(op, d,
+                 {b.op(spv::Op::OpFConvert, d, {arg(1)}), b.op(spv::Op::OpFConvert, d, {arg(2)})});
         out(round_directed(ins, wide));
         return true;
       }
@@ -182,9 +188,9 @@ bool Kernel::lower_float(const ir::Instruction& ins) {
       // .NaN a NaN operand gives NaN.
       uint32_t r = glsl(W, ins.opcode == O::kMin ? GLSLstd450NMin : GLSLstd450NMax, {a, c});
       if (ins.mods.has(ir::Mod::kNaN)) {
-        const uint32_t any_nan = b.op(spv::Op::OpLogicalOr, t_bool,
-                                      {b.op(spv::Op::OpIsNan, t_bool, {a}),
-                                       b.op(spv::Op::OpIsNan, t_bool, {c})});
+        const uint32_t any_nan =
+            b.op(spv::Op::OpLogicalOr, t_bool,
+                 {b.op(spv::Op::OpIsNan, t_bool, {a}), b.op(spv::Op::OpIsNan, t_bool, {c})});
         r = select(W, any_nan, fconst(std::numeric_limits<double>::quiet_NaN()), r);
       }
       if (ins.mods.has(ir::Mod::kXorsign) || ins.mods.has(ir::Mod::kAbs)) {
@@ -218,7 +224,8 @@ bool Kernel::lower_compare(const ir::Instruction& ins) {
   if (ins.opcode != O::kSetp && ins.opcode != O::kSet && ins.opcode != O::kTestp) return false;
   const auto& ops = ins.operands;
   if (ins.opcode == O::kTestp) {
-    if (ins.types.size() != 1 || ops.size() != 2) invalid(ins, "testp takes a type and two operands");
+    if (ins.types.size() != 1 || ops.size() != 2)
+      invalid(ins, "testp takes a type and two operands");
     const T type = ins.types[0];
     if (type != T::kF32 && type != T::kF64) return false;
     const uint32_t size = ir::type_size(type);
@@ -226,7 +233,8 @@ bool Kernel::lower_compare(const ir::Instruction& ins) {
     auto k = [&](uint64_t v) { return size == 8 ? b.u64(v) : b.u32(static_cast<uint32_t>(v)); };
     const uint64_t exponent_mask = size == 8 ? 0x7FF0000000000000ull : 0x7F800000ull;
     const uint32_t bits = read_bits(ins, ops[1], size);
-    const uint32_t magnitude = b.op(spv::Op::OpBitwiseAnd, BW, {bits, k(size == 8 ? 0x7FFFFFFFFFFFFFFFull : 0x7FFFFFFFull)});
+    const uint32_t magnitude = b.op(spv::Op::OpBitwiseAnd, BW,
+                                    {bits, k(size == 8 ? 0x7FFFFFFFFFFFFFFFull : 0x7FFFFFFFull)});
     const uint32_t exponent = b.op(spv::Op::OpBitwiseAnd, BW, {bits, k(exponent_mask)});
     uint32_t r = 0;
     if (ins.mods.has(ir::Mod::kFinite)) {
@@ -256,8 +264,10 @@ bool Kernel::lower_compare(const ir::Instruction& ins) {
   const bool is_set = ins.opcode == O::kSet;
   if (ins.types.size() != (is_set ? 2u : 1u)) invalid(ins, "wrong number of types");
   const T type = ins.types[is_set ? 1 : 0];
-  if (type == T::kF16x2 || type == T::kBF16x2) refuse(ins, "packed half-precision comparisons are not translated yet");
-  const bool has_bool = ins.mods.has(ir::Mod::kAnd) || ins.mods.has(ir::Mod::kOr) || ins.mods.has(ir::Mod::kXor);
+  if (type == T::kF16x2 || type == T::kBF16x2)
+    refuse(ins, "packed half-precision comparisons are not translated yet");
+  const bool has_bool =
+      ins.mods.has(ir::Mod::kAnd) || ins.mods.has(ir::Mod::kOr) || ins.mods.has(ir::Mod::kXor);
   if (ops.size() != (has_bool ? 4u : 3u)) invalid(ins, "wrong number of operands");
   const uint32_t a = read(ins, ops[1], type), c = read(ins, ops[2], type);
   const bool is_f = ir::is_float(type);
@@ -266,42 +276,72 @@ bool Kernel::lower_compare(const ir::Instruction& ins) {
   spv::Op op = spv::Op::OpNop;
   bool negate_nan = false;  // num / nan
   if (is_f) {
-    if (ins.mods.has(M::kEq)) op = spv::Op::OpFOrdEqual;
-    else if (ins.mods.has(M::kNe)) op = spv::Op::OpFOrdNotEqual;
-    else if (ins.mods.has(M::kLt)) op = spv::Op::OpFOrdLessThan;
-    else if (ins.mods.has(M::kLe)) op = spv::Op::OpFOrdLessThanEqual;
-    else if (ins.mods.has(M::kGt)) op = spv::Op::OpFOrdGreaterThan;
-    else if (ins.mods.has(M::kGe)) op = spv::Op::OpFOrdGreaterThanEqual;
-    else if (ins.mods.has(M::kEqu)) op = spv::Op::OpFUnordEqual;
-    else if (ins.mods.has(M::kNeu)) op = spv::Op::OpFUnordNotEqual;
-    else if (ins.mods.has(M::kLtu)) op = spv::Op::OpFUnordLessThan;
-    else if (ins.mods.has(M::kLeu)) op = spv::Op::OpFUnordLessThanEqual;
-    else if (ins.mods.has(M::kGtu)) op = spv::Op::OpFUnordGreaterThan;
-    else if (ins.mods.has(M::kGeu)) op = spv::Op::OpFUnordGreaterThanEqual;
-    else if (ins.mods.has(M::kNum)) negate_nan = true;
-    else if (ins.mods.has(M::kNan)) op = spv::Op::OpNop;
-    else invalid(ins, "a comparison needs an operator");
+    if (ins.mods.has(M::kEq))
+      op = spv::Op::OpFOrdEqual;
+    else if (ins.mods.has(M::kNe))
+      op = spv::Op::OpFOrdNotEqual;
+    else if (ins.mods.has(M::kLt))
+      op = spv::Op::OpFOrdLessThan;
+    else if (ins.mods.has(M::kLe))
+      op = spv::Op::OpFOrdLessThanEqual;
+    else if (ins.mods.has(M::kGt))
+      op = spv::Op::OpFOrdGreaterThan;
+    else if (ins.mods.has(M::kGe))
+      op = spv::Op::OpFOrdGreaterThanEqual;
+    else if (ins.mods.has(M::kEqu))
+      op = spv::Op::OpFUnordEqual;
+    else if (ins.mods.has(M::kNeu))
+      op = spv::Op::OpFUnordNotEqual;
+    else if (ins.mods.has(M::kLtu))
+      op = spv::Op::OpFUnordLessThan;
+    else if (ins.mods.has(M::kLeu))
+      op = spv::Op::OpFUnordLessThanEqual;
+    else if (ins.mods.has(M::kGtu))
+      op = spv::Op::OpFUnordGreaterThan;
+    else if (ins.mods.has(M::kGeu))
+      op = spv::Op::OpFUnordGreaterThanEqual;
+    else if (ins.mods.has(M::kNum))
+      negate_nan = true;
+    else if (ins.mods.has(M::kNan))
+      op = spv::Op::OpNop;
+    else
+      invalid(ins, "a comparison needs an operator");
   } else if (type == T::kPred) {
-    if (ins.mods.has(M::kEq)) op = spv::Op::OpLogicalEqual;
-    else if (ins.mods.has(M::kNe)) op = spv::Op::OpLogicalNotEqual;
-    else refuse(ins, "only eq and ne compare predicates");
+    if (ins.mods.has(M::kEq))
+      op = spv::Op::OpLogicalEqual;
+    else if (ins.mods.has(M::kNe))
+      op = spv::Op::OpLogicalNotEqual;
+    else
+      refuse(ins, "only eq and ne compare predicates");
   } else {
-    if (ins.mods.has(M::kEq)) op = spv::Op::OpIEqual;
-    else if (ins.mods.has(M::kNe)) op = spv::Op::OpINotEqual;
-    else if (ins.mods.has(M::kLt)) op = sign ? spv::Op::OpSLessThan : spv::Op::OpULessThan;
-    else if (ins.mods.has(M::kLe)) op = sign ? spv::Op::OpSLessThanEqual : spv::Op::OpULessThanEqual;
-    else if (ins.mods.has(M::kGt)) op = sign ? spv::Op::OpSGreaterThan : spv::Op::OpUGreaterThan;
-    else if (ins.mods.has(M::kGe)) op = sign ? spv::Op::OpSGreaterThanEqual : spv::Op::OpUGreaterThanEqual;
-    else if (ins.mods.has(M::kLo)) op = spv::Op::OpULessThan;
-    else if (ins.mods.has(M::kLs)) op = spv::Op::OpULessThanEqual;
-    else if (ins.mods.has(M::kHi)) op = spv::Op::OpUGreaterThan;
-    else if (ins.mods.has(M::kHs)) op = spv::Op::OpUGreaterThanEqual;
-    else invalid(ins, "a comparison needs an operator");
+    if (ins.mods.has(M::kEq))
+      op = spv::Op::OpIEqual;
+    else if (ins.mods.has(M::kNe))
+      op = spv::Op::OpINotEqual;
+    else if (ins.mods.has(M::kLt))
+      op = sign ? spv::Op::OpSLessThan : spv::Op::OpULessThan;
+    else if (ins.mods.has(M::kLe))
+      op = sign ? spv::Op::OpSLessThanEqual : spv::Op::OpULessThanEqual;
+    else if (ins.mods.has(M::kGt))
+      op = sign ? spv::Op::OpSGreaterThan : spv::Op::OpUGreaterThan;
+    else if (ins.mods.has(M::kGe))
+      op = sign ? spv::Op::OpSGreaterThanEqual : spv::Op::OpUGreaterThanEqual;
+    else if (ins.mods.has(M::kLo))
+      op = spv::Op::OpULessThan;
+    else if (ins.mods.has(M::kLs))
+      op = spv::Op::OpULessThanEqual;
+    else if (ins.mods.has(M::kHi))
+      op = spv::Op::OpUGreaterThan;
+    else if (ins.mods.has(M::kHs))
+      op = spv::Op::OpUGreaterThanEqual;
+    else
+      invalid(ins, "a comparison needs an operator");
   }
   uint32_t r = 0;
   if (is_f && (negate_nan || op == spv::Op::OpNop)) {
-    const uint32_t any_nan = b.op(spv::Op::OpLogicalOr, t_bool,
-                                  {b.op(spv::Op::OpIsNan, t_bool, {a}), b.op(spv::Op::OpIsNan, t_bool, {c})});
+    const uint32_t any_nan =
+        b.op(spv::Op::OpLogicalOr, t_bool,
+             {b.op(spv::Op::OpIsNan, t_bool, {a}), b.op(spv::Op::OpIsNan, t_bool, {c})});
     r = negate_nan ? b.op(spv::Op::OpLogicalNot, t_bool, {any_nan}) : any_nan;
   } else {
     r = b.op(op, t_bool, {a, c});
@@ -318,7 +358,8 @@ bool Kernel::lower_compare(const ir::Instruction& ins) {
   if (is_set) {
     const T dtype = ins.types[0];
     if (dtype == T::kF32) {
-      write(ins, ops[0], dtype, select(t_f32, r, b.constant_float(32, 0x3F800000u), b.constant_float(32, 0)));
+      write(ins, ops[0], dtype,
+            select(t_f32, r, b.constant_float(32, 0x3F800000u), b.constant_float(32, 0)));
     } else if (!ir::is_float(dtype) && ir::type_size(dtype) == 4) {
       write(ins, ops[0], dtype, select(t_u32, r, b.u32(0xFFFFFFFFu), b.u32(0)));
     } else {

@@ -14,11 +14,16 @@ using T = ir::Type;
 
 T widened(T type) {
   switch (type) {
-    case T::kU16: return T::kU32;
-    case T::kS16: return T::kS32;
-    case T::kU32: return T::kU64;
-    case T::kS32: return T::kS64;
-    default: return T::kNone;
+    case T::kU16:
+      return T::kU32;
+    case T::kS16:
+      return T::kS32;
+    case T::kU32:
+      return T::kU64;
+    case T::kS32:
+      return T::kS64;
+    default:
+      return T::kNone;
   }
 }
 
@@ -57,7 +62,8 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
         const uint32_t a = b.op(spv::Op::OpUConvert, t_u64, {arg(1)});
         const uint32_t c = b.op(spv::Op::OpUConvert, t_u64, {arg(2)});
         const uint32_t r = b.op(add ? spv::Op::OpIAdd : spv::Op::OpISub, t_u64, {a, c});
-        if (carry_ == 0) carry_ = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
+        if (carry_ == 0)
+          carry_ = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
         out(b.op(spv::Op::OpUConvert, t_u32, {r}));
         const uint32_t high = b.op(spv::Op::OpUConvert, t_u32,
                                    {b.op(spv::Op::OpShiftRightLogical, t_u64, {r, b.u32(32)})});
@@ -82,8 +88,10 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
     case O::kSubc: {
       need_ops(3);
       if (bytes != 4) refuse(ins, "carry arithmetic on other than 32 bits is not supported");
-      if (carry_ == 0) carry_ = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
-      const uint32_t carry = b.op(spv::Op::OpUConvert, t_u64, {b.op(spv::Op::OpLoad, t_u32, {carry_})});
+      if (carry_ == 0)
+        carry_ = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
+      const uint32_t carry =
+          b.op(spv::Op::OpUConvert, t_u64, {b.op(spv::Op::OpLoad, t_u32, {carry_})});
       const uint32_t a = b.op(spv::Op::OpUConvert, t_u64, {arg(1)});
       const uint32_t c = b.op(spv::Op::OpUConvert, t_u64, {arg(2)});
       const bool add = ins.opcode == O::kAddc;
@@ -145,10 +153,10 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
       if (sign && width >= 32) {
         // MIN / -1 overflows; PTX leaves it undefined, the CPU PTX device gives MIN (and 0 for %).
         const uint64_t min = width == 64 ? 0x8000000000000000ull : 0x80000000ull;
-        const uint32_t overflow = b.op(
-            spv::Op::OpLogicalAnd, t_bool,
-            {b.op(spv::Op::OpIEqual, t_bool, {a, konst(min)}),
-             b.op(spv::Op::OpIEqual, t_bool, {c, konst(wide64 ? ~0ull : 0xFFFFFFFFull)})});
+        const uint32_t overflow =
+            b.op(spv::Op::OpLogicalAnd, t_bool,
+                 {b.op(spv::Op::OpIEqual, t_bool, {a, konst(min)}),
+                  b.op(spv::Op::OpIEqual, t_bool, {c, konst(wide64 ? ~0ull : 0xFFFFFFFFull)})});
         unsafe = b.op(spv::Op::OpLogicalOr, t_bool, {zero, overflow});
       }
       const uint32_t divisor = select(W, unsafe, konst(1), c);
@@ -207,8 +215,7 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
     }
     case O::kNot:
       need_ops(2);
-      out(pred ? b.op(spv::Op::OpLogicalNot, t_bool, {arg(1)})
-               : b.op(spv::Op::OpNot, W, {arg(1)}));
+      out(pred ? b.op(spv::Op::OpLogicalNot, t_bool, {arg(1)}) : b.op(spv::Op::OpNot, W, {arg(1)}));
       return true;
     case O::kCnot:
       need_ops(2);
@@ -241,7 +248,8 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
       const uint32_t a = arg(1);
       auto halves = [&](uint32_t v, uint32_t* lo, uint32_t* hi) {
         *lo = b.op(spv::Op::OpUConvert, t_u32, {v});
-        *hi = b.op(spv::Op::OpUConvert, t_u32, {b.op(spv::Op::OpShiftRightLogical, t_u64, {v, b.u32(32)})});
+        *hi = b.op(spv::Op::OpUConvert, t_u32,
+                   {b.op(spv::Op::OpShiftRightLogical, t_u64, {v, b.u32(32)})});
       };
       auto clz32 = [&](uint32_t v) {
         return b.op(spv::Op::OpISub, t_u32, {b.u32(31), glsl(t_u32, GLSLstd450FindUMsb, {v})});
@@ -254,8 +262,9 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
           uint32_t lo, hi;
           halves(a, &lo, &hi);
           if (ins.opcode == O::kPopc) {
-            r = b.op(spv::Op::OpIAdd, t_u32, {b.op(spv::Op::OpBitCount, t_u32, {lo}),
-                                              b.op(spv::Op::OpBitCount, t_u32, {hi})});
+            r = b.op(
+                spv::Op::OpIAdd, t_u32,
+                {b.op(spv::Op::OpBitCount, t_u32, {lo}), b.op(spv::Op::OpBitCount, t_u32, {hi})});
           } else {
             r = select(t_u32, b.op(spv::Op::OpIEqual, t_bool, {hi, b.u32(0)}),
                        b.op(spv::Op::OpIAdd, t_u32, {b.u32(32), clz32(lo)}), clz32(hi));
@@ -269,8 +278,10 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
       } else {
         uint32_t lo, hi;
         halves(a, &lo, &hi);
-        const uint32_t new_hi = b.op(spv::Op::OpUConvert, t_u64, {b.op(spv::Op::OpBitReverse, t_u32, {lo})});
-        const uint32_t new_lo = b.op(spv::Op::OpUConvert, t_u64, {b.op(spv::Op::OpBitReverse, t_u32, {hi})});
+        const uint32_t new_hi =
+            b.op(spv::Op::OpUConvert, t_u64, {b.op(spv::Op::OpBitReverse, t_u32, {lo})});
+        const uint32_t new_lo =
+            b.op(spv::Op::OpUConvert, t_u64, {b.op(spv::Op::OpBitReverse, t_u32, {hi})});
         out(b.op(spv::Op::OpBitwiseOr, t_u64,
                  {b.op(spv::Op::OpShiftLeftLogical, t_u64, {new_hi, b.u32(32)}), new_lo}));
       }
@@ -279,8 +290,10 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
     case O::kBfe: {
       need_ops(4);
       const uint32_t a = arg(1);
-      const uint32_t pos = b.op(spv::Op::OpBitwiseAnd, t_u32, {read(ins, ops[2], T::kU32), b.u32(0xFF)});
-      const uint32_t len = b.op(spv::Op::OpBitwiseAnd, t_u32, {read(ins, ops[3], T::kU32), b.u32(0xFF)});
+      const uint32_t pos =
+          b.op(spv::Op::OpBitwiseAnd, t_u32, {read(ins, ops[2], T::kU32), b.u32(0xFF)});
+      const uint32_t len =
+          b.op(spv::Op::OpBitwiseAnd, t_u32, {read(ins, ops[3], T::kU32), b.u32(0xFF)});
       const uint32_t pos_in = b.op(spv::Op::OpULessThan, t_bool, {pos, b.u32(width)});
       const uint32_t safe_pos = select(t_u32, pos_in, pos, b.u32(width - 1));
       uint32_t shifted = 0;
@@ -295,12 +308,14 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
       if (sign) {
         // Sign-extend from the field's top bit: shift it to the top, then back.
         const uint32_t up = b.op(spv::Op::OpISub, t_u32, {b.u32(width), safe_len});
-        const uint32_t up_safe = select(t_u32, b.op(spv::Op::OpULessThan, t_bool, {up, b.u32(width)}), up, b.u32(0));
+        const uint32_t up_safe =
+            select(t_u32, b.op(spv::Op::OpULessThan, t_bool, {up, b.u32(width)}), up, b.u32(0));
         field = b.op(spv::Op::OpShiftRightArithmetic, W,
                      {b.op(spv::Op::OpShiftLeftLogical, W, {shifted, up_safe}), up_safe});
       } else {
-        const uint32_t mask = b.op(spv::Op::OpISub, W,
-                                   {b.op(spv::Op::OpShiftLeftLogical, W, {konst(1), safe_len}), konst(1)});
+        const uint32_t mask =
+            b.op(spv::Op::OpISub, W,
+                 {b.op(spv::Op::OpShiftLeftLogical, W, {konst(1), safe_len}), konst(1)});
         field = b.op(spv::Op::OpBitwiseAnd, W, {shifted, mask});
       }
       field = select(W, short_field, field, shifted);
@@ -310,30 +325,37 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
     case O::kBfi: {
       need_ops(5);
       const uint32_t a = arg(1), base = arg(2);
-      const uint32_t pos = b.op(spv::Op::OpBitwiseAnd, t_u32, {read(ins, ops[3], T::kU32), b.u32(0xFF)});
-      const uint32_t len = b.op(spv::Op::OpBitwiseAnd, t_u32, {read(ins, ops[4], T::kU32), b.u32(0xFF)});
-      const uint32_t nothing = b.op(spv::Op::OpLogicalOr, t_bool,
-                                    {b.op(spv::Op::OpIEqual, t_bool, {len, b.u32(0)}),
-                                     b.op(spv::Op::OpUGreaterThanEqual, t_bool, {pos, b.u32(width)})});
+      const uint32_t pos =
+          b.op(spv::Op::OpBitwiseAnd, t_u32, {read(ins, ops[3], T::kU32), b.u32(0xFF)});
+      const uint32_t len =
+          b.op(spv::Op::OpBitwiseAnd, t_u32, {read(ins, ops[4], T::kU32), b.u32(0xFF)});
+      const uint32_t nothing =
+          b.op(spv::Op::OpLogicalOr, t_bool,
+               {b.op(spv::Op::OpIEqual, t_bool, {len, b.u32(0)}),
+                b.op(spv::Op::OpUGreaterThanEqual, t_bool, {pos, b.u32(width)})});
       const uint32_t safe_pos = select(t_u32, nothing, b.u32(0), pos);
       const uint32_t room = b.op(spv::Op::OpISub, t_u32, {b.u32(width), safe_pos});
       const uint32_t l = select(t_u32, b.op(spv::Op::OpULessThan, t_bool, {len, room}), len, room);
       const uint32_t full = b.op(spv::Op::OpUGreaterThanEqual, t_bool, {l, b.u32(width)});
       const uint32_t safe_l = select(t_u32, full, b.u32(0), l);
-      const uint32_t ones = select(W, full, konst(~0ull),
-                                   b.op(spv::Op::OpISub, W, {b.op(spv::Op::OpShiftLeftLogical, W, {konst(1), safe_l}), konst(1)}));
+      const uint32_t ones =
+          select(W, full, konst(~0ull),
+                 b.op(spv::Op::OpISub, W,
+                      {b.op(spv::Op::OpShiftLeftLogical, W, {konst(1), safe_l}), konst(1)}));
       const uint32_t mask = b.op(spv::Op::OpShiftLeftLogical, W, {ones, safe_pos});
-      const uint32_t inserted = b.op(
-          spv::Op::OpBitwiseOr, W,
-          {b.op(spv::Op::OpBitwiseAnd, W, {base, b.op(spv::Op::OpNot, W, {mask})}),
-           b.op(spv::Op::OpBitwiseAnd, W, {b.op(spv::Op::OpShiftLeftLogical, W, {a, safe_pos}), mask})});
+      const uint32_t inserted =
+          b.op(spv::Op::OpBitwiseOr, W,
+               {b.op(spv::Op::OpBitwiseAnd, W, {base, b.op(spv::Op::OpNot, W, {mask})}),
+                b.op(spv::Op::OpBitwiseAnd, W,
+                     {b.op(spv::Op::OpShiftLeftLogical, W, {a, safe_pos}), mask})});
       out(select(W, nothing, base, inserted));
       return true;
     }
     case O::kPrmt: {
       need_ops(4);
-      if (ins.mods.has(ir::Mod::kF4e) || ins.mods.has(ir::Mod::kB4e) || ins.mods.has(ir::Mod::kRc8) ||
-          ins.mods.has(ir::Mod::kEcl) || ins.mods.has(ir::Mod::kEcr) || ins.mods.has(ir::Mod::kRc16)) {
+      if (ins.mods.has(ir::Mod::kF4e) || ins.mods.has(ir::Mod::kB4e) ||
+          ins.mods.has(ir::Mod::kRc8) || ins.mods.has(ir::Mod::kEcl) ||
+          ins.mods.has(ir::Mod::kEcr) || ins.mods.has(ir::Mod::kRc16)) {
         refuse(ins, "prmt's special modes are not supported");
       }
       const uint32_t a = read(ins, ops[1], T::kB32), c = read(ins, ops[2], T::kB32);
@@ -341,19 +363,28 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
       // The eight bytes {c, a} (a in bytes 0-3); each result byte picks one by its selector
       // nibble, or replicates the picked byte's sign bit when the nibble's bit 3 is set.
       const uint32_t both = b.op(spv::Op::OpBitwiseOr, t_u64,
-                                 {b.op(spv::Op::OpShiftLeftLogical, t_u64, {b.op(spv::Op::OpUConvert, t_u64, {c}), b.u32(32)}),
+                                 {b.op(spv::Op::OpShiftLeftLogical, t_u64,
+                                       {b.op(spv::Op::OpUConvert, t_u64, {c}), b.u32(32)}),
                                   b.op(spv::Op::OpUConvert, t_u64, {a})});
       uint32_t r = b.u32(0);
       for (uint32_t i = 0; i < 4; ++i) {
-        const uint32_t nibble = b.op(spv::Op::OpBitFieldUExtract, t_u32, {selector, b.u32(4 * i), b.u32(4)});
+        const uint32_t nibble =
+            b.op(spv::Op::OpBitFieldUExtract, t_u32, {selector, b.u32(4 * i), b.u32(4)});
         const uint32_t index = b.op(spv::Op::OpBitwiseAnd, t_u32, {nibble, b.u32(7)});
-        uint32_t byte = b.op(spv::Op::OpUConvert, t_u32,
-                             {b.op(spv::Op::OpShiftRightLogical, t_u64, {both, b.op(spv::Op::OpShiftLeftLogical, t_u32, {index, b.u32(3)})})});
+        uint32_t byte =
+            b.op(spv::Op::OpUConvert, t_u32,
+                 {b.op(spv::Op::OpShiftRightLogical, t_u64,
+                       {both, b.op(spv::Op::OpShiftLeftLogical, t_u32, {index, b.u32(3)})})});
         byte = b.op(spv::Op::OpBitwiseAnd, t_u32, {byte, b.u32(0xFF)});
-        const uint32_t replicate = b.op(spv::Op::OpINotEqual, t_bool, {b.op(spv::Op::OpBitwiseAnd, t_u32, {nibble, b.u32(8)}), b.u32(0)});
-        const uint32_t negative = b.op(spv::Op::OpINotEqual, t_bool, {b.op(spv::Op::OpBitwiseAnd, t_u32, {byte, b.u32(0x80)}), b.u32(0)});
+        const uint32_t replicate =
+            b.op(spv::Op::OpINotEqual, t_bool,
+                 {b.op(spv::Op::OpBitwiseAnd, t_u32, {nibble, b.u32(8)}), b.u32(0)});
+        const uint32_t negative =
+            b.op(spv::Op::OpINotEqual, t_bool,
+                 {b.op(spv::Op::OpBitwiseAnd, t_u32, {byte, b.u32(0x80)}), b.u32(0)});
         byte = select(t_u32, replicate, select(t_u32, negative, b.u32(0xFF), b.u32(0)), byte);
-        r = b.op(spv::Op::OpBitwiseOr, t_u32, {r, b.op(spv::Op::OpShiftLeftLogical, t_u32, {byte, b.u32(8 * i)})});
+        r = b.op(spv::Op::OpBitwiseOr, t_u32,
+                 {r, b.op(spv::Op::OpShiftLeftLogical, t_u32, {byte, b.u32(8 * i)})});
       }
       write(ins, ops[0], T::kB32, r);
       return true;
@@ -368,11 +399,13 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
         n = b.op(spv::Op::OpBitwiseAnd, t_u32, {n, b.u32(31)});
       }
       const uint32_t both = b.op(spv::Op::OpBitwiseOr, t_u64,
-                                 {b.op(spv::Op::OpShiftLeftLogical, t_u64, {b.op(spv::Op::OpUConvert, t_u64, {hi}), b.u32(32)}),
+                                 {b.op(spv::Op::OpShiftLeftLogical, t_u64,
+                                       {b.op(spv::Op::OpUConvert, t_u64, {hi}), b.u32(32)}),
                                   b.op(spv::Op::OpUConvert, t_u64, {lo})});
       uint32_t r = 0;
       if (ins.mods.has(ir::Mod::kL)) {
-        r = b.op(spv::Op::OpShiftRightLogical, t_u64, {b.op(spv::Op::OpShiftLeftLogical, t_u64, {both, n}), b.u32(32)});
+        r = b.op(spv::Op::OpShiftRightLogical, t_u64,
+                 {b.op(spv::Op::OpShiftLeftLogical, t_u64, {both, n}), b.u32(32)});
       } else {
         r = b.op(spv::Op::OpShiftRightLogical, t_u64, {both, n});
       }
@@ -391,9 +424,10 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
       uint32_t r = b.u32(0);
       for (uint32_t i = 0; i < 8; ++i) {
         if ((lut >> i & 1) == 0) continue;
-        const uint32_t term = b.op(spv::Op::OpBitwiseAnd, t_u32,
-                                   {b.op(spv::Op::OpBitwiseAnd, t_u32, {(i & 4) ? a : na, (i & 2) ? c1 : nb}),
-                                    (i & 1) ? c2 : nc});
+        const uint32_t term =
+            b.op(spv::Op::OpBitwiseAnd, t_u32,
+                 {b.op(spv::Op::OpBitwiseAnd, t_u32, {(i & 4) ? a : na, (i & 2) ? c1 : nb}),
+                  (i & 1) ? c2 : nc});
         r = b.op(spv::Op::OpBitwiseOr, t_u32, {r, term});
       }
       write(ins, ops[0], T::kB32, r);

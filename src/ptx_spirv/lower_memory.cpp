@@ -52,8 +52,9 @@ Kernel::ResolvedAddress Kernel::resolve_address(const ir::Instruction& ins,
     if (address.base == ir::AddressBase::kRegister && address.reg < spaces_.size()) {
       const AddressSpace traced = spaces_[address.reg];
       if (traced == AddressSpace::kConflict) {
-        refuse(ins, "this generic address may point to more than one state space (shared, "
-                    "local or global), which a Vulkan access cannot decide at run time");
+        refuse(ins,
+               "this generic address may point to more than one state space (shared, "
+               "local or global), which a Vulkan access cannot decide at run time");
       }
       if (traced == AddressSpace::kShared || traced == AddressSpace::kLocal) kind = traced;
     } else if (address.base == ir::AddressBase::kSymbol) {
@@ -133,7 +134,8 @@ uint32_t Kernel::load_param(const ir::Instruction& ins, int64_t offset, uint32_t
   if (bytes == 8) {
     const uint32_t lo = b.op(spv::Op::OpUConvert, t_u64, {word(index)});
     const uint32_t hi = b.op(spv::Op::OpUConvert, t_u64, {word(index + 1)});
-    return b.op(spv::Op::OpBitwiseOr, t_u64, {lo, b.op(spv::Op::OpShiftLeftLogical, t_u64, {hi, b.u32(32)})});
+    return b.op(spv::Op::OpBitwiseOr, t_u64,
+                {lo, b.op(spv::Op::OpShiftLeftLogical, t_u64, {hi, b.u32(32)})});
   }
   uint32_t w = word(index);
   const uint32_t shift = static_cast<uint32_t>(offset % 4) * 8;
@@ -165,7 +167,8 @@ uint32_t Kernel::load(const ir::Instruction& ins, const ResolvedAddress& at, uin
     return v;
   }
   const bool shared = at.space == AddressSpace::kShared;
-  const spv::StorageClass storage = shared ? spv::StorageClass::Workgroup : spv::StorageClass::Function;
+  const spv::StorageClass storage =
+      shared ? spv::StorageClass::Workgroup : spv::StorageClass::Function;
   const uint32_t array = shared ? shared_array_ : local_array_;
   auto word_at = [&](uint32_t offset) {
     return b.op(spv::Op::OpLoad, t_u32, {word_pointer(storage, array, offset)});
@@ -174,12 +177,14 @@ uint32_t Kernel::load(const ir::Instruction& ins, const ResolvedAddress& at, uin
     const uint32_t lo = b.op(spv::Op::OpUConvert, t_u64, {word_at(at.value)});
     const uint32_t hi = b.op(spv::Op::OpUConvert, t_u64,
                              {word_at(b.op(spv::Op::OpIAdd, t_u32, {at.value, b.u32(4)}))});
-    return b.op(spv::Op::OpBitwiseOr, t_u64, {lo, b.op(spv::Op::OpShiftLeftLogical, t_u64, {hi, b.u32(32)})});
+    return b.op(spv::Op::OpBitwiseOr, t_u64,
+                {lo, b.op(spv::Op::OpShiftLeftLogical, t_u64, {hi, b.u32(32)})});
   }
   uint32_t w = word_at(at.value);
   if (bytes < 4) {
-    const uint32_t shift = b.op(spv::Op::OpShiftLeftLogical, t_u32,
-                                {b.op(spv::Op::OpBitwiseAnd, t_u32, {at.value, b.u32(3)}), b.u32(3)});
+    const uint32_t shift =
+        b.op(spv::Op::OpShiftLeftLogical, t_u32,
+             {b.op(spv::Op::OpBitwiseAnd, t_u32, {at.value, b.u32(3)}), b.u32(3)});
     w = b.op(spv::Op::OpBitFieldUExtract, t_u32, {w, shift, b.u32(bytes * 8)});
   }
   return w;
@@ -204,17 +209,22 @@ void Kernel::store(const ir::Instruction& ins, const ResolvedAddress& at, uint32
     }
     const uint32_t ptr_type = b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, access);
     const uint32_t ptr = b.op(spv::Op::OpConvertUToPtr, ptr_type, {at.value});
-    b.op_void(spv::Op::OpStore, {ptr, value, static_cast<uint32_t>(spv::MemoryAccessMask::Aligned), bytes});
+    b.op_void(spv::Op::OpStore,
+              {ptr, value, static_cast<uint32_t>(spv::MemoryAccessMask::Aligned), bytes});
     return;
   }
   const bool shared = at.space == AddressSpace::kShared;
-  const spv::StorageClass storage = shared ? spv::StorageClass::Workgroup : spv::StorageClass::Function;
+  const spv::StorageClass storage =
+      shared ? spv::StorageClass::Workgroup : spv::StorageClass::Function;
   const uint32_t array = shared ? shared_array_ : local_array_;
   if (bytes == 8) {
-    b.op_void(spv::Op::OpStore, {word_pointer(storage, array, at.value), b.op(spv::Op::OpUConvert, t_u32, {bits})});
-    const uint32_t hi = b.op(spv::Op::OpUConvert, t_u32, {b.op(spv::Op::OpShiftRightLogical, t_u64, {bits, b.u32(32)})});
     b.op_void(spv::Op::OpStore,
-              {word_pointer(storage, array, b.op(spv::Op::OpIAdd, t_u32, {at.value, b.u32(4)})), hi});
+              {word_pointer(storage, array, at.value), b.op(spv::Op::OpUConvert, t_u32, {bits})});
+    const uint32_t hi = b.op(spv::Op::OpUConvert, t_u32,
+                             {b.op(spv::Op::OpShiftRightLogical, t_u64, {bits, b.u32(32)})});
+    b.op_void(
+        spv::Op::OpStore,
+        {word_pointer(storage, array, b.op(spv::Op::OpIAdd, t_u32, {at.value, b.u32(4)})), hi});
     return;
   }
   const uint32_t ptr = word_pointer(storage, array, at.value);
@@ -224,7 +234,8 @@ void Kernel::store(const ir::Instruction& ins, const ResolvedAddress& at, uint32
   }
   const uint32_t shift = b.op(spv::Op::OpShiftLeftLogical, t_u32,
                               {b.op(spv::Op::OpBitwiseAnd, t_u32, {at.value, b.u32(3)}), b.u32(3)});
-  const uint32_t mask = b.op(spv::Op::OpShiftLeftLogical, t_u32, {b.u32((1u << (bytes * 8)) - 1), shift});
+  const uint32_t mask =
+      b.op(spv::Op::OpShiftLeftLogical, t_u32, {b.u32((1u << (bytes * 8)) - 1), shift});
   const uint32_t placed = b.op(spv::Op::OpBitwiseAnd, t_u32,
                                {b.op(spv::Op::OpShiftLeftLogical, t_u32, {bits, shift}), mask});
   if (shared) {
@@ -234,7 +245,8 @@ void Kernel::store(const ir::Instruction& ins, const ResolvedAddress& at, uint32
     b.op(spv::Op::OpAtomicOr, t_u32, {ptr, scope, relaxed, placed});
   } else {
     const uint32_t old = b.op(spv::Op::OpLoad, t_u32, {ptr});
-    const uint32_t kept = b.op(spv::Op::OpBitwiseAnd, t_u32, {old, b.op(spv::Op::OpNot, t_u32, {mask})});
+    const uint32_t kept =
+        b.op(spv::Op::OpBitwiseAnd, t_u32, {old, b.op(spv::Op::OpNot, t_u32, {mask})});
     b.op_void(spv::Op::OpStore, {ptr, b.op(spv::Op::OpBitwiseOr, t_u32, {kept, placed})});
   }
 }
@@ -284,7 +296,8 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
       if (ops.size() != first + (cas ? 3 : 2)) invalid(ins, "wrong number of operands");
       if (ins.vector > 1) refuse(ins, "vector atomics are not supported");
       const ResolvedAddress at = resolve_address(ins, ops[first], space_of(ins));
-      if (at.param || at.space == AddressSpace::kLocal) refuse(ins, "atomics on this memory are not supported");
+      if (at.param || at.space == AddressSpace::kLocal)
+        refuse(ins, "atomics on this memory are not supported");
       if (bytes != 4 && bytes != 8) refuse(ins, "atomics on this width are not supported");
       if (bytes == 8) {
         need(target_.int64_atomics, ins, "64-bit atomics (shaderBufferInt64Atomics)");
@@ -297,11 +310,12 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
       if (shared) {
         ptr = word_pointer(spv::StorageClass::Workgroup, shared_array_, at.value);
       } else {
-        ptr = b.op(spv::Op::OpConvertUToPtr, b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, W),
-                   {at.value});
+        ptr = b.op(spv::Op::OpConvertUToPtr,
+                   b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, W), {at.value});
       }
       const bool cta = ins.mods.has(M::kCta);
-      const uint32_t scope = b.u32(static_cast<uint32_t>(cta || shared ? spv::Scope::Workgroup : spv::Scope::Device));
+      const uint32_t scope =
+          b.u32(static_cast<uint32_t>(cta || shared ? spv::Scope::Workgroup : spv::Scope::Device));
       uint32_t sem_bits = 0;
       if (ins.mods.has(M::kAcquire) || ins.mods.has(M::kRelease) || ins.mods.has(M::kAcqRel)) {
         sem_bits = static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease) |
@@ -314,7 +328,8 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
       if (cas) {
         const uint32_t compare = read_bits(ins, ops[first + 1], bytes);
         const uint32_t value = read_bits(ins, ops[first + 2], bytes);
-        old = b.op(spv::Op::OpAtomicCompareExchange, W, {ptr, scope, semantics, semantics, value, compare});
+        old = b.op(spv::Op::OpAtomicCompareExchange, W,
+                   {ptr, scope, semantics, semantics, value, compare});
       } else if (ins.mods.has(M::kAdd) && is_f) {
         if (type != T::kF32) refuse(ins, "only f32 float atomics are supported");
         need(target_.float32_atomic_add, ins, "float32 atomic add (VK_EXT_shader_atomic_float)");
@@ -326,8 +341,8 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
         if (shared) {
           refuse(ins, "f32 atomic add on shared memory is not supported yet");
         } else {
-          fptr = b.op(spv::Op::OpConvertUToPtr, b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, t_f32),
-                      {at.value});
+          fptr = b.op(spv::Op::OpConvertUToPtr,
+                      b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, t_f32), {at.value});
         }
         const uint32_t r = b.op(spv::Op::OpAtomicFAddEXT, t_f32, {fptr, scope, semantics, value});
         old = bitcast(t_u32, r);
@@ -335,14 +350,22 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
         if (is_f) refuse(ins, "this float atomic is not supported");
         const bool sign = ir::is_signed(type);
         spv::Op op = spv::Op::OpNop;
-        if (ins.mods.has(M::kAdd)) op = spv::Op::OpAtomicIAdd;
-        else if (ins.mods.has(M::kExch)) op = spv::Op::OpAtomicExchange;
-        else if (ins.mods.has(M::kAnd)) op = spv::Op::OpAtomicAnd;
-        else if (ins.mods.has(M::kOr)) op = spv::Op::OpAtomicOr;
-        else if (ins.mods.has(M::kXor)) op = spv::Op::OpAtomicXor;
-        else if (ins.mods.has(M::kMin)) op = sign ? spv::Op::OpAtomicSMin : spv::Op::OpAtomicUMin;
-        else if (ins.mods.has(M::kMax)) op = sign ? spv::Op::OpAtomicSMax : spv::Op::OpAtomicUMax;
-        else refuse(ins, "this atomic operation (inc, dec) is not supported yet");
+        if (ins.mods.has(M::kAdd))
+          op = spv::Op::OpAtomicIAdd;
+        else if (ins.mods.has(M::kExch))
+          op = spv::Op::OpAtomicExchange;
+        else if (ins.mods.has(M::kAnd))
+          op = spv::Op::OpAtomicAnd;
+        else if (ins.mods.has(M::kOr))
+          op = spv::Op::OpAtomicOr;
+        else if (ins.mods.has(M::kXor))
+          op = spv::Op::OpAtomicXor;
+        else if (ins.mods.has(M::kMin))
+          op = sign ? spv::Op::OpAtomicSMin : spv::Op::OpAtomicUMin;
+        else if (ins.mods.has(M::kMax))
+          op = sign ? spv::Op::OpAtomicSMax : spv::Op::OpAtomicUMax;
+        else
+          refuse(ins, "this atomic operation (inc, dec) is not supported yet");
         const uint32_t value = read_bits(ins, ops[first + 1], bytes);
         old = b.op(op, W, {ptr, scope, semantics, value});
       }
@@ -352,7 +375,8 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
     case O::kCp: {
       // cp.async: the copy happens now, so commit_group and wait_group have nothing to wait for.
       if (!ins.mods.has(M::kAsync)) return false;
-      if (ins.mods.has(M::kCommitGroup) || ins.mods.has(M::kWaitGroup) || ins.mods.has(M::kWaitAll)) {
+      if (ins.mods.has(M::kCommitGroup) || ins.mods.has(M::kWaitGroup) ||
+          ins.mods.has(M::kWaitAll)) {
         return true;
       }
       if (ins.mods.has(M::kBulk)) refuse(ins, "bulk asynchronous copies are not supported");
@@ -377,14 +401,19 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
         // Bytes at and past src_size are zeros, and are not read.
         const uint32_t inside = b.op(spv::Op::OpULessThan, t_bool, {b.u32(off), src_size});
         uint32_t value = b.u32(0);
-        const uint32_t var = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
+        const uint32_t var =
+            b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
         if_then(inside, [&] { b.op_void(spv::Op::OpStore, {var, load(ins, s, 4)}); });
         value = b.op(spv::Op::OpLoad, t_u32, {var});
         const uint32_t kept_bytes = b.op(spv::Op::OpISub, t_u32, {src_size, b.u32(off)});
         const uint32_t whole = b.op(spv::Op::OpUGreaterThanEqual, t_bool, {kept_bytes, b.u32(4)});
-        const uint32_t mask = select(t_u32, whole, b.u32(0xFFFFFFFFu),
-                                     b.op(spv::Op::OpISub, t_u32,
-                                          {b.op(spv::Op::OpShiftLeftLogical, t_u32, {b.u32(1), b.op(spv::Op::OpShiftLeftLogical, t_u32, {select(t_u32, inside, kept_bytes, b.u32(0)), b.u32(3)})}), b.u32(1)}));
+        const uint32_t mask = select(
+            t_u32, whole, b.u32(0xFFFFFFFFu),
+            b.op(spv::Op::OpISub, t_u32,
+                 {b.op(spv::Op::OpShiftLeftLogical, t_u32,
+                       {b.u32(1), b.op(spv::Op::OpShiftLeftLogical, t_u32,
+                                       {select(t_u32, inside, kept_bytes, b.u32(0)), b.u32(3)})}),
+                  b.u32(1)}));
         store(ins, d, 4, b.op(spv::Op::OpBitwiseAnd, t_u32, {value, mask}));
       }
       return true;

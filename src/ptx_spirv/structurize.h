@@ -51,10 +51,10 @@ struct CfgBlock {
 struct Stmt {
   enum class Kind : uint8_t { kBlock, kIf, kSwitch, kScope, kLoop, kBreak, kContinue, kReturn };
   Kind kind = Kind::kBlock;
-  uint32_t block = 0;  // kBlock, kIf, kSwitch
-  uint32_t depth = 0;  // kBreak, kContinue
-  std::vector<Stmt> body;               // kScope, kLoop; kIf: taken when the condition holds
-  std::vector<Stmt> else_body;          // kIf
+  uint32_t block = 0;                    // kBlock, kIf, kSwitch
+  uint32_t depth = 0;                    // kBreak, kContinue
+  std::vector<Stmt> body;                // kScope, kLoop; kIf: taken when the condition holds
+  std::vector<Stmt> else_body;           // kIf
   std::vector<std::vector<Stmt>> cases;  // kSwitch, one per successor
 };
 

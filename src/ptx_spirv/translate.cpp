@@ -14,8 +14,7 @@ constexpr size_t kMaxInstructions = 1u << 20;
 
 }  // namespace
 
-bool translate(const ir::Module& module, const Target& target, Translation* out,
-               Failure* failure) {
+bool translate(const ir::Module& module, const Target& target, Translation* out, Failure* failure) {
   *out = Translation{};
   if (module.address_size != 64) {
     failure->kind = Failure::Kind::kNotSupported;
@@ -38,8 +37,9 @@ bool translate(const ir::Module& module, const Target& target, Translation* out,
     // The launch-decided block is a WorkgroupSize built-in, which SPIR-V allows once per module
     // and which overrides every entry point's own size.
     failure->kind = Failure::Kind::kNotSupported;
-    failure->message = "the module mixes kernels with .reqntid and kernels without it; load "
-                       "them as separate modules";
+    failure->message =
+        "the module mixes kernels with .reqntid and kernels without it; load "
+        "them as separate modules";
     return false;
   }
   try {

@@ -47,8 +47,7 @@ void Kernel::store_register(uint32_t index, uint32_t value) {
 
 uint32_t Kernel::read_predicate(const ir::Instruction& ins, const ir::Operand& operand) {
   if (operand.kind == ir::OperandKind::kInteger) return b.constant_bool(operand.integer != 0);
-  if (operand.kind != ir::OperandKind::kRegister ||
-      reg(operand.reg).type != ir::Type::kPred) {
+  if (operand.kind != ir::OperandKind::kRegister || reg(operand.reg).type != ir::Type::kPred) {
     invalid(ins, "a predicate operand is not a .pred register");
   }
   uint32_t value = load_register(operand.reg);
@@ -61,8 +60,7 @@ void Kernel::write_predicate(const ir::Instruction& ins, uint32_t index, uint32_
   store_register(index, value);
 }
 
-uint32_t Kernel::read_bits(const ir::Instruction& ins, const ir::Operand& operand,
-                           uint32_t bytes) {
+uint32_t Kernel::read_bits(const ir::Instruction& ins, const ir::Operand& operand, uint32_t bytes) {
   const uint32_t type = bytes == 8 ? t_u64 : t_u32;
   switch (operand.kind) {
     case ir::OperandKind::kRegister: {
@@ -72,8 +70,8 @@ uint32_t Kernel::read_bits(const ir::Instruction& ins, const ir::Operand& operan
       if (have == 8 && bytes <= 4) value = b.op(spv::Op::OpUConvert, t_u32, {value});
       if (have <= 4 && bytes == 8) value = b.op(spv::Op::OpUConvert, t_u64, {value});
       if (bytes < 4 && have > bytes) {
-        value = b.op(spv::Op::OpBitwiseAnd, t_u32,
-                     {value, b.u32((uint32_t{1} << (bytes * 8)) - 1)});
+        value =
+            b.op(spv::Op::OpBitwiseAnd, t_u32, {value, b.u32((uint32_t{1} << (bytes * 8)) - 1)});
       }
       return value;
     }
@@ -107,7 +105,8 @@ uint32_t Kernel::read_bits(const ir::Instruction& ins, const ir::Operand& operan
     case ir::OperandKind::kSymbol: {
       uint32_t value = symbol_address(ins, operand.symbol);
       if (operand.integer != 0) {
-        value = b.op(spv::Op::OpIAdd, t_u32, {value, b.u32(static_cast<uint32_t>(operand.integer))});
+        value =
+            b.op(spv::Op::OpIAdd, t_u32, {value, b.u32(static_cast<uint32_t>(operand.integer))});
       }
       return bytes == 8 ? b.op(spv::Op::OpUConvert, t_u64, {value}) : value;
     }
@@ -148,7 +147,8 @@ uint32_t Kernel::to_working(uint32_t bits, ir::Type type) {
       break;
   }
   if (narrow_integer(type) && ir::is_signed(type)) {
-    return b.op(spv::Op::OpBitFieldSExtract, t_u32, {bits, b.u32(0), b.u32(ir::type_size(type) * 8)});
+    return b.op(spv::Op::OpBitFieldSExtract, t_u32,
+                {bits, b.u32(0), b.u32(ir::type_size(type) * 8)});
   }
   return bits;
 }
@@ -168,7 +168,8 @@ uint32_t Kernel::from_working(uint32_t value, ir::Type type) {
       break;
   }
   if (narrow_integer(type)) {
-    return b.op(spv::Op::OpBitwiseAnd, t_u32, {value, b.u32((1u << (ir::type_size(type) * 8)) - 1)});
+    return b.op(spv::Op::OpBitwiseAnd, t_u32,
+                {value, b.u32((1u << (ir::type_size(type) * 8)) - 1)});
   }
   return value;
 }
@@ -181,7 +182,8 @@ uint32_t Kernel::read(const ir::Instruction& ins, const ir::Operand& operand, ir
     return constant_of(ins, operand, type);
   }
   const uint32_t size = ir::type_size(type);
-  if (size == 0 || size > 8) refuse(ins, std::string("type .") + ir::type_name(type) + " is not supported");
+  if (size == 0 || size > 8)
+    refuse(ins, std::string("type .") + ir::type_name(type) + " is not supported");
   return to_working(read_bits(ins, operand, size), type);
 }
 
@@ -278,7 +280,8 @@ void Kernel::write(const ir::Instruction& ins, const ir::Operand& operand, ir::T
                    uint32_t value) {
   if (type == ir::Type::kPred) {
     if (operand.kind == ir::OperandKind::kSink) return;
-    if (operand.kind != ir::OperandKind::kRegister) invalid(ins, "the destination is not a register");
+    if (operand.kind != ir::OperandKind::kRegister)
+      invalid(ins, "the destination is not a register");
     write_predicate(ins, operand.reg, value);
     return;
   }
@@ -300,18 +303,19 @@ uint32_t Kernel::f16_to_f32(uint32_t bits) {
 uint32_t Kernel::f32_to_f16(uint32_t value) {
   // Round to nearest even, overflow to infinity, NaN kept quiet, subnormals rounded correctly.
   const uint32_t x = bitcast(t_u32, value);
-  const uint32_t sign = b.op(spv::Op::OpBitwiseAnd, t_u32,
-                             {b.op(spv::Op::OpShiftRightLogical, t_u32, {x, b.u32(16)}),
-                              b.u32(0x8000)});
+  const uint32_t sign =
+      b.op(spv::Op::OpBitwiseAnd, t_u32,
+           {b.op(spv::Op::OpShiftRightLogical, t_u32, {x, b.u32(16)}), b.u32(0x8000)});
   const uint32_t abs = b.op(spv::Op::OpBitwiseAnd, t_u32, {x, b.u32(0x7FFFFFFF)});
   // Normal range: rebias the exponent, round the 13 dropped bits to nearest even.
-  const uint32_t lsb = b.op(spv::Op::OpBitwiseAnd, t_u32,
-                            {b.op(spv::Op::OpShiftRightLogical, t_u32, {abs, b.u32(13)}), b.u32(1)});
-  const uint32_t rounded = b.op(spv::Op::OpIAdd, t_u32,
-                                {abs, b.op(spv::Op::OpIAdd, t_u32, {b.u32(0xFFF), lsb})});
-  const uint32_t normal = b.op(spv::Op::OpISub, t_u32,
-                               {b.op(spv::Op::OpShiftRightLogical, t_u32, {rounded, b.u32(13)}),
-                                b.u32((127 - 15) << 10)});
+  const uint32_t lsb =
+      b.op(spv::Op::OpBitwiseAnd, t_u32,
+           {b.op(spv::Op::OpShiftRightLogical, t_u32, {abs, b.u32(13)}), b.u32(1)});
+  const uint32_t rounded =
+      b.op(spv::Op::OpIAdd, t_u32, {abs, b.op(spv::Op::OpIAdd, t_u32, {b.u32(0xFFF), lsb})});
+  const uint32_t normal = b.op(
+      spv::Op::OpISub, t_u32,
+      {b.op(spv::Op::OpShiftRightLogical, t_u32, {rounded, b.u32(13)}), b.u32((127 - 15) << 10)});
   // Subnormal results (|x| < 2^-14): add the magic number 0.5 as a float, whose mantissa then
   // holds the value rounded to nearest even at the f16 subnormal's last place.
   const uint32_t magic = b.constant_float(32, 0x3F000000u);  // 0.5f
@@ -319,7 +323,8 @@ uint32_t Kernel::f32_to_f16(uint32_t value) {
   const uint32_t sum = bitcast(t_u32, b.op(spv::Op::OpFAdd, t_f32, {absf, magic}));
   const uint32_t subnormal = b.op(spv::Op::OpISub, t_u32, {sum, b.u32(0x3F000000u)});
   const uint32_t is_subnormal = b.op(spv::Op::OpULessThan, t_bool, {abs, b.u32(0x38800000u)});
-  const uint32_t is_overflow = b.op(spv::Op::OpUGreaterThanEqual, t_bool, {abs, b.u32(0x477FF000u)});
+  const uint32_t is_overflow =
+      b.op(spv::Op::OpUGreaterThanEqual, t_bool, {abs, b.u32(0x477FF000u)});
   const uint32_t is_nan = b.op(spv::Op::OpUGreaterThan, t_bool, {abs, b.u32(0x7F800000u)});
   uint32_t result = select(t_u32, is_subnormal, subnormal, normal);
   result = select(t_u32, is_overflow, b.u32(0x7C00), result);
@@ -335,15 +340,15 @@ uint32_t Kernel::f32_to_bf16(uint32_t value) {
   const uint32_t x = bitcast(t_u32, value);
   const uint32_t lsb = b.op(spv::Op::OpBitwiseAnd, t_u32,
                             {b.op(spv::Op::OpShiftRightLogical, t_u32, {x, b.u32(16)}), b.u32(1)});
-  const uint32_t rounded = b.op(spv::Op::OpShiftRightLogical, t_u32,
-                                {b.op(spv::Op::OpIAdd, t_u32,
-                                      {x, b.op(spv::Op::OpIAdd, t_u32, {b.u32(0x7FFF), lsb})}),
-                                 b.u32(16)});
+  const uint32_t rounded =
+      b.op(spv::Op::OpShiftRightLogical, t_u32,
+           {b.op(spv::Op::OpIAdd, t_u32, {x, b.op(spv::Op::OpIAdd, t_u32, {b.u32(0x7FFF), lsb})}),
+            b.u32(16)});
   const uint32_t abs = b.op(spv::Op::OpBitwiseAnd, t_u32, {x, b.u32(0x7FFFFFFF)});
   const uint32_t is_nan = b.op(spv::Op::OpUGreaterThan, t_bool, {abs, b.u32(0x7F800000u)});
-  const uint32_t quiet = b.op(spv::Op::OpBitwiseOr, t_u32,
-                              {b.op(spv::Op::OpShiftRightLogical, t_u32, {x, b.u32(16)}),
-                               b.u32(0x40)});
+  const uint32_t quiet =
+      b.op(spv::Op::OpBitwiseOr, t_u32,
+           {b.op(spv::Op::OpShiftRightLogical, t_u32, {x, b.u32(16)}), b.u32(0x40)});
   return select(t_u32, is_nan, quiet, rounded);
 }
 

@@ -51,10 +51,19 @@ class Generator {
   }
   void mix() {
     switch (pick(4)) {
-      case 0: line("mad.lo.u32 %r0, %r0, 1103515245, 12345;"); break;
-      case 1: line("xor.b32 %r0, %r0, " + std::to_string(pick(1u << 20)) + ";"); break;
-      case 2: line("shr.u32 %t6, %r0, 7;"); line("add.u32 %r0, %r0, %t6;"); break;
-      default: line("add.u32 %r0, %r0, %r1;"); break;
+      case 0:
+        line("mad.lo.u32 %r0, %r0, 1103515245, 12345;");
+        break;
+      case 1:
+        line("xor.b32 %r0, %r0, " + std::to_string(pick(1u << 20)) + ";");
+        break;
+      case 2:
+        line("shr.u32 %t6, %r0, 7;");
+        line("add.u32 %r0, %r0, %t6;");
+        break;
+      default:
+        line("add.u32 %r0, %r0, %r1;");
+        break;
     }
   }
 
@@ -154,7 +163,8 @@ class ControlFlow : public ::testing::Test {
     std::vector<uint32_t> out(count, 0xDEADBEEFu);
     hal_module module = nullptr;
     EXPECT_EQ(hal_module_load(d.device, ptx.data(), ptx.size(), nullptr, &module), HAL_SUCCESS)
-        << hal_last_error() << "\n" << ptx;
+        << hal_last_error() << "\n"
+        << ptx;
     if (module == nullptr) return {};
     hal_function f = nullptr;
     hal_deviceptr buffer = 0;

@@ -74,8 +74,8 @@ Outcome translate_text(const std::string& text, const Target& target = full_targ
   return o;
 }
 
-const char* kWarpOpcodes[] = {"shfl.", "vote.", "match.", "redux.", "activemask", "mma.",
-                              "ldmatrix", "stmatrix", "wmma.", "elect.", "%laneid"};
+const char* kWarpOpcodes[] = {"shfl.",    "vote.",    "match.", "redux.", "activemask", "mma.",
+                              "ldmatrix", "stmatrix", "wmma.",  "elect.", "%laneid"};
 
 bool has_warp_instruction(const std::string& text) {
   for (const char* op : kWarpOpcodes) {
@@ -186,9 +186,10 @@ TEST(PtxToSpirv, MissingDeviceFeaturesAreNamed) {
                  no_atomic64, "64-bit atomics");
   Target no_float_atomic = full_target();
   no_float_atomic.float32_atomic_add = false;
-  expect_refused(kernel_with(".reg .b64 %rd<2>; .reg .f32 %f<2>;",
-                             "ld.param.u64 %rd1, [p];\natom.global.add.f32 %f1, [%rd1], 0f3F800000;"),
-                 no_float_atomic, "float32 atomic add");
+  expect_refused(
+      kernel_with(".reg .b64 %rd<2>; .reg .f32 %f<2>;",
+                  "ld.param.u64 %rd1, [p];\natom.global.add.f32 %f1, [%rd1], 0f3F800000;"),
+      no_float_atomic, "float32 atomic add");
   Target small_push = full_target();
   small_push.max_push_constant_bytes = 8;
   expect_refused(kernel_with("", "", ".param .u64 p, .param .u32 n"), small_push,
@@ -200,8 +201,9 @@ TEST(PtxToSpirv, WarpLevelInstructionsAreRefusedByName) {
                  full_target(), "'shfl' is a warp-level instruction");
   expect_refused(kernel_with(".reg .b32 %r<3>;", "mov.u32 %r1, %laneid;"), full_target(),
                  "%laneid is warp-level");
-  expect_refused(kernel_with(".reg .b32 %r<3>; .reg .pred %p;", "vote.sync.ballot.b32 %r1, %p, -1;"),
-                 full_target(), "'vote' is a warp-level instruction");
+  expect_refused(
+      kernel_with(".reg .b32 %r<3>; .reg .pred %p;", "vote.sync.ballot.b32 %r1, %p, -1;"),
+      full_target(), "'vote' is a warp-level instruction");
 }
 
 TEST(PtxToSpirv, OtherRefusals) {
@@ -217,16 +219,18 @@ TEST(PtxToSpirv, OtherRefusals) {
                              "ld.u32 %r1, [%rd3];"),
                  full_target(), "more than one state space");
   // Irreducible control flow: a loop entered at two places.
-  expect_refused(kernel_with(".reg .pred %p; .reg .b32 %r<2>;",
-                             "setp.eq.u32 %p, %r1, 0;\n@%p bra B;\nA:\nadd.u32 %r1, %r1, 1;\n"
-                             "bra B;\nB:\nadd.u32 %r1, %r1, 2;\nsetp.lt.u32 %p, %r1, 9;\n@%p bra A;"),
-                 full_target(), "irreducible control flow");
+  expect_refused(
+      kernel_with(".reg .pred %p; .reg .b32 %r<2>;",
+                  "setp.eq.u32 %p, %r1, 0;\n@%p bra B;\nA:\nadd.u32 %r1, %r1, 1;\n"
+                  "bra B;\nB:\nadd.u32 %r1, %r1, 2;\nsetp.lt.u32 %p, %r1, 9;\n@%p bra A;"),
+      full_target(), "irreducible control flow");
 }
 
 TEST(PtxToSpirv, DirectedRoundingNeedsFloat64AndIsOtherwiseTranslated) {
-  const std::string ptx = kernel_with(".reg .f32 %f<4>;", "fma.rm.f32 %f1, %f2, %f3, %f2;\n"
-                                                          "add.rz.f32 %f1, %f2, %f3;\n"
-                                                          "mul.rp.f32 %f1, %f2, %f3;");
+  const std::string ptx = kernel_with(".reg .f32 %f<4>;",
+                                      "fma.rm.f32 %f1, %f2, %f3, %f2;\n"
+                                      "add.rz.f32 %f1, %f2, %f3;\n"
+                                      "mul.rp.f32 %f1, %f2, %f3;");
   const Outcome o = translate_text(ptx);
   ASSERT_TRUE(o.translated) << o.failure.message;
   EXPECT_EQ(validate(o.translation.words), "");

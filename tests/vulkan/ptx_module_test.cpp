@@ -226,15 +226,15 @@ TEST_F(PtxOnVulkan, ParameterListsAreTheCudaBackends) {
 }
 
 TEST_F(PtxOnVulkan, LaunchBoundsAreTheFunctionsLimits) {
-  const std::string text =
-      signature_only("fixed", "    .param .u32 fixed_param_0", ".reqntid 64, 1, 1") +
-      signature_only("bounded", "    .param .u32 bounded_param_0", ".maxntid 32, 2, 1")
-          .substr(std::string(".version 7.0\n.target sm_70\n.address_size 64\n").size());
-  hal_module module = nullptr;
-  ASSERT_OK(load_ptx(text, &module));
+  // One module each: a module may not mix .reqntid kernels with others (translate.h).
+  hal_module fixed_module = nullptr, module = nullptr;
+  ASSERT_OK(load_ptx(signature_only("fixed", "    .param .u32 fixed_param_0", ".reqntid 64, 1, 1"),
+                     &fixed_module));
+  ASSERT_OK(load_ptx(
+      signature_only("bounded", "    .param .u32 bounded_param_0", ".maxntid 32, 2, 1"), &module));
   hal_function_info fn_info{};
   fn_info.struct_size = sizeof(fn_info);
-  ASSERT_OK(hal_function_get_info(function(module, "fixed"), &fn_info));
+  ASSERT_OK(hal_function_get_info(function(fixed_module, "fixed"), &fn_info));
   EXPECT_EQ(fn_info.block[0], 64u);
   EXPECT_EQ(fn_info.block[1], 1u);
   EXPECT_EQ(fn_info.block[2], 1u);

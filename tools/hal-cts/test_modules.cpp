@@ -43,6 +43,10 @@ TEST_P(Modules, EveryPackKernelLoads) {
         CTS_EXPECT_STATUS(HAL_ERROR_NOT_FOUND, "hal_module_load", s);
         continue;
       }
+      if (ir == HAL_IR_PTX && takes(HAL_IR_SPIRV) && s == HAL_ERROR_NOT_SUPPORTED) {
+        // A Vulkan device translating PTX refuses warp-level PTX, naming it; not yet a defect.
+        continue;
+      }
       if (ir != HAL_IR_BUILTIN && (kernel->required_features & ~info().features) != 0 &&
           s != HAL_SUCCESS) {
         continue;  // it needs a feature the device lacks; refusing it is allowed
