@@ -353,11 +353,12 @@ const std::vector<Case<Ctx>>& cases() {
        }},
       {"module_load_null_out", HAL_ERROR_INVALID_ARGUMENT, "hal_module_load", "module",
        [](Ctx& c) { return hal_module_load(c.device, c.spirv()->data, c.spirv()->size, nullptr, nullptr); }},
-      {"module_load_wrong_ir_for_device", HAL_ERROR_NOT_SUPPORTED, "hal_module_load", "PTX",
+      // A cubin (an ELF image): Vulkan devices take SPIR-V and PTX, never NVIDIA's binaries.
+      {"module_load_wrong_ir_for_device", HAL_ERROR_NOT_SUPPORTED, "hal_module_load", "cubin",
        [](Ctx& c) {
-         const hal_kernel_blob* ptx = hal_kernels_find("vector_add_f32", HAL_IR_PTX);
+         unsigned char elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
          hal_module m = nullptr;
-         return hal_module_load(c.device, ptx->data, ptx->size, nullptr, &m);
+         return hal_module_load(c.device, elf, sizeof elf, nullptr, &m);
        }},
       {"module_load_declared_ir_mismatch", HAL_ERROR_INVALID_IR, "hal_module_load", "declares",
        [](Ctx& c) {
