@@ -109,9 +109,14 @@ def test_mistakes_raise(ptx_dev):
         hal.triton.load(ptx_dev, os.path.join(HERE, "missing.json"))
 
 
-def test_a_device_without_ptx_refuses_it(vk):
-    with pytest.raises(hal.NotSupportedError, match="accepts SPIR-V"):
-        hal.triton.load(vk, cached("vector_add"))
+def test_a_vulkan_device_runs_triton_ptx_through_translation(vk):
+    if "ptx" not in vk.info.irs:
+        pytest.skip(f"{vk.info.name} cannot run translated PTX")
+    kernel = hal.triton.load(vk, cached("vector_add"))
+    check_add(vk, kernel)
+    # Warp-level PTX (softmax's shuffles) does not translate yet: refused, naming it.
+    with pytest.raises(hal.NotSupportedError, match="warp-level"):
+        hal.triton.load(vk, cached("softmax_rows"))
 
 
 def test_compiled_kernel_from_triton_itself(ptx_dev):
