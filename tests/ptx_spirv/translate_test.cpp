@@ -6,6 +6,7 @@
 
 #include <spirv-tools/libspirv.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
