@@ -233,7 +233,11 @@ std::string show(const Graph& graph) {
     text += std::to_string(b) + ":";
     if (graph[b].exit == Exit::kReturn) text += "ret";
     if (graph[b].exit == Exit::kSwitch) text += "sw";
-    for (uint32_t successor : graph[b].successors) text += " " + std::to_string(successor);
+    // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on '" " + to_string' at -O3.
+    for (uint32_t successor : graph[b].successors) {
+      text += ' ';
+      text += std::to_string(successor);
+    }
     text += "; ";
   }
   return text;
