@@ -194,16 +194,25 @@ std::string show(const std::vector<Stmt>& list) {
     if (!text.empty()) text += ' ';
     switch (stmt.kind) {
       case Kind::kBlock:
-        text += "B" + std::to_string(stmt.block);
+        text += "B";
+        text += std::to_string(stmt.block);
         break;
       case Kind::kIf:
-        text += "if" + std::to_string(stmt.block) + "{" + show(stmt.body) + "}{" +
-                show(stmt.else_body) + "}";
+        text += "if";
+        text += std::to_string(stmt.block);
+        text += "{";
+        text += show(stmt.body);
+        text += "}{";
+        text += show(stmt.else_body);
+        text += "}";
         break;
       case Kind::kSwitch:
-        text += "sw" + std::to_string(stmt.block) + "{";
+        text += "sw";
+        text += std::to_string(stmt.block);
+        text += "{";
         for (size_t i = 0; i < stmt.cases.size(); ++i) {
-          text += (i == 0 ? "" : "|") + show(stmt.cases[i]);
+          if (i > 0) text += "|";
+          text += show(stmt.cases[i]);
         }
         text += "}";
         break;
@@ -214,10 +223,12 @@ std::string show(const std::vector<Stmt>& list) {
         text += "loop{" + show(stmt.body) + "}";
         break;
       case Kind::kBreak:
-        text += "br" + std::to_string(stmt.depth);
+        text += "br";
+        text += std::to_string(stmt.depth);
         break;
       case Kind::kContinue:
-        text += "cont" + std::to_string(stmt.depth);
+        text += "cont";
+        text += std::to_string(stmt.depth);
         break;
       case Kind::kReturn:
         text += "ret";
