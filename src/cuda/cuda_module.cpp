@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "common/ptx_params.h"
 #include "cuda/cuda_status.h"
 #include "ptx/reader.h"
 
@@ -185,18 +186,7 @@ hal_status query_attributes(CudaDevice& device, CudaFunction& function) {
 void describe_ptx_entry(const ptx::Entry& entry, FunctionDesc* desc) {
   desc->name = entry.name;
   desc->params_known = true;
-  for (const ptx::Param& param : entry.params) {
-    ParamInfo info;
-    info.kind = param.kind == ptx::ParamKind::kPointer ? HAL_PARAM_POINTER : HAL_PARAM_VALUE;
-    info.size = param.size;
-    // For a pointer, what the kernel needs of the address (hal_param_info.alignment).
-    info.alignment = info.kind == HAL_PARAM_POINTER ? param.pointee_alignment : param.alignment;
-    info.nullable = info.kind == HAL_PARAM_POINTER;  // PTX takes raw addresses: NULL passes
-    info.type = param.type == ptx::ParamType::kFloat     ? HAL_PARAM_TYPE_FLOAT
-                : param.type == ptx::ParamType::kInteger ? HAL_PARAM_TYPE_INTEGER
-                                                         : HAL_PARAM_TYPE_UNKNOWN;
-    desc->params.push_back(info);
-  }
+  desc->params = ptx_param_infos(entry);
   for (int i = 0; i < 3; ++i) desc->block[i] = entry.reqntid[i];
 }
 

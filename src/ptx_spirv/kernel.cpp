@@ -173,8 +173,7 @@ void Kernel::lay_out_memory(KernelInfo* info) {
 
   uint32_t shared = 0, local = 0;
   bool dynamic = false;
-  auto place = [&](const ir::Variable& v, int64_t* offset, const ir::Instruction* where) {
-    (void)where;
+  auto place = [&](const ir::Variable& v, int64_t* offset) {
     if (v.space == ir::Space::kShared) {
       if (v.unsized || v.linkage == ir::Linkage::kExtern) {
         dynamic = true;
@@ -197,10 +196,10 @@ void Kernel::lay_out_memory(KernelInfo* info) {
     }
   };
   for (size_t i = 0; i < module_.variables.size(); ++i) {
-    if (module_used[i]) place(module_.variables[i], &module_var_offset_[i], nullptr);
+    if (module_used[i]) place(module_.variables[i], &module_var_offset_[i]);
   }
   for (size_t i = 0; i < function_.variables.size(); ++i) {
-    if (function_used[i]) place(function_.variables[i], &function_var_offset_[i], nullptr);
+    if (function_used[i]) place(function_.variables[i], &function_var_offset_[i]);
   }
   dynamic_shared_ = dynamic;
   dynamic_shared_offset_ = align_up(shared, 16);

@@ -64,10 +64,7 @@ bool Kernel::lower_convert(const ir::Instruction& ins) {
       if (ssign) {
         v = select(t_u64, b.op(spv::Op::OpSLessThan, t_bool, {v, b.u64(lo)}), b.u64(lo), v);
         if (!(dsign && dbytes == 8)) {
-          v = select(t_u64,
-                     b.op(dsign ? spv::Op::OpSGreaterThan : spv::Op::OpSGreaterThan, t_bool,
-                          {v, b.u64(hi)}),
-                     b.u64(hi), v);
+          v = select(t_u64, b.op(spv::Op::OpSGreaterThan, t_bool, {v, b.u64(hi)}), b.u64(hi), v);
         }
         if (!dsign)
           v = select(t_u64, b.op(spv::Op::OpSLessThan, t_bool, {v, b.u64(0)}), b.u64(0), v);
@@ -79,7 +76,7 @@ bool Kernel::lower_convert(const ir::Instruction& ins) {
       }
     }
     const uint32_t result = dbytes == 8 ? v : b.op(spv::Op::OpUConvert, t_u32, {v});
-    write(ins, ops[0], dtype, to_working(from_working(result, dtype), dtype));
+    write(ins, ops[0], dtype, result);
     return true;
   }
 
@@ -127,10 +124,8 @@ bool Kernel::lower_convert(const ir::Instruction& ins) {
              "integer to float conversion with rounding other than to-nearest "
              "is not supported");
     const uint32_t W = dtype == T::kF64 ? t_f64 : t_f32;
+    // Narrow signed sources are already sign-extended to 32 bits in their working value.
     uint32_t v = value;
-    if (ir::type_size(stype) < 4 && ir::is_signed(stype)) {
-      // The working value is already sign-extended to 32 bits.
-    }
     v = b.op(ir::is_signed(stype) ? spv::Op::OpConvertSToF : spv::Op::OpConvertUToF, W, {v});
     write(ins, ops[0], dtype, v);
     return true;

@@ -62,45 +62,35 @@ Kernel::ResolvedAddress Kernel::resolve_address(const ir::Instruction& ins,
     }
   }
   at.space = kind;
-  if (kind == AddressSpace::kGlobal) {
-    uint32_t value = 0;
-    if (address.base == ir::AddressBase::kRegister) {
-      ir::Operand r;
-      r.kind = ir::OperandKind::kRegister;
-      r.reg = address.reg;
-      value = read_bits(ins, r, 8);
-    } else if (address.base == ir::AddressBase::kNone) {
-      value = b.u64(0);
-    } else {
-      refuse(ins, "global module variables are not supported yet");
-    }
-    if (address.integer != 0) {
-      value = b.op(spv::Op::OpIAdd, t_u64, {value, b.u64(static_cast<uint64_t>(address.integer))});
-    }
-    at.value = value;
-    return at;
-  }
+  // Global addresses are 64-bit; shared and local ones byte offsets in 32 bits.
+  const bool global = kind == AddressSpace::kGlobal;
+  const uint32_t bytes = global ? 8 : 4;
   uint32_t value = 0;
   if (address.base == ir::AddressBase::kRegister) {
-    ir::Operand r;
-    r.kind = ir::OperandKind::kRegister;
-    r.reg = address.reg;
-    value = read_bits(ins, r, 4);
-  } else if (address.base == ir::AddressBase::kSymbol) {
-    value = symbol_address(ins, address.symbol);
+    ir::Operand base;
+    base.kind = ir::OperandKind::kRegister;
+    base.reg = address.reg;
+    value = read_bits(ins, base, bytes);
+  } else if (address.base == ir::AddressBase::kNone) {
+    value = global ? b.u64(0) : b.u32(0);
+  } else if (global) {
+    refuse(ins, "global module variables are not supported yet");
   } else {
-    value = b.u32(0);
+    value = symbol_address(ins, address.symbol);
   }
   if (address.integer != 0) {
-    value = b.op(spv::Op::OpIAdd, t_u32, {value, b.u32(static_cast<uint32_t>(address.integer))});
+    const uint64_t offset = static_cast<uint64_t>(address.integer);
+    value = global ? b.op(spv::Op::OpIAdd, t_u64, {value, b.u64(offset)})
+                   : b.op(spv::Op::OpIAdd, t_u32, {value, b.u32(static_cast<uint32_t>(offset))});
   }
+  at.value = value;
+  if (global) return at;
   if (kind == AddressSpace::kShared && shared_array_ == 0) {
     refuse(ins, "a shared-memory access in a kernel that declares no shared memory");
   }
   if (kind == AddressSpace::kLocal && local_array_ == 0) {
     refuse(ins, "a local-memory access in a kernel that declares no local memory");
   }
-  at.value = value;
   return at;
 }
 

@@ -2,11 +2,11 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "vulkan/cache_file.h"
 #include "vulkan/device.h"
 #include "vulkan/vk_status.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -31,19 +31,6 @@ struct Header {
   uint64_t checksum = 0;
 };
 constexpr size_t kHeaderSize = sizeof(kMagic) + 3 * 4 + 16 + 16 + 8 + 8;
-
-uint64_t fnv1a(const uint8_t* data, size_t size) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i) {
-    hash ^= data[i];
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
-void put(std::vector<uint8_t>* out, uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(value >> (8 * i)));
-}
 
 uint64_t get(const uint8_t* in, int bytes) {
   uint64_t value = 0;
@@ -187,27 +174,7 @@ void PipelineCache::save() {
   put(&file, fnv1a(data.data(), data.size()), 8);
   file.insert(file.end(), data.begin(), data.end());
 
-  std::error_code error;
-  const std::filesystem::path target(path_);
-  std::filesystem::create_directories(target.parent_path(), error);
-  const std::string temp = fmt::format("{}.tmp.{}", path_, static_cast<long>(getpid()));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(file.data()),
-              static_cast<std::streamsize>(file.size()));
-    if (!out) {
-      hal::log()->warn("vulkan: cannot write pipeline cache {}; not saved", temp);
-      std::filesystem::remove(temp, error);
-      return;
-    }
-  }
-  std::filesystem::rename(temp, target, error);
-  if (error) {
-    hal::log()->warn("vulkan: cannot rename {} to {}: {}", temp, path_, error.message());
-    std::filesystem::remove(temp, error);
-    return;
-  }
-  hal::log()->debug("vulkan: pipeline cache saved to {} ({} bytes)", path_, data.size());
+  write_file_atomically(path_, file, "pipeline cache");
 }
 
 PipelineCache::~PipelineCache() {

@@ -1,6 +1,7 @@
 #include "vulkan/ptx_cache.h"
 
 #include "common/log.h"
+#include "vulkan/cache_file.h"
 
 #include <hal/hal.h>
 
@@ -8,7 +9,6 @@
 #include <link.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,19 +23,6 @@ constexpr uint32_t kFormatVersion = 1;
 constexpr size_t kChecksumSize = 8;
 // No translation comes near this; a larger file is not read into memory at all.
 constexpr uintmax_t kMaxPayloadBytes = uintmax_t{1} << 30;
-
-uint64_t fnv1a(const uint8_t* data, size_t size) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i) {
-    hash ^= data[i];
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
-void put(std::vector<uint8_t>* out, uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(value >> (8 * i)));
-}
 
 void put_bytes(std::vector<uint8_t>* out, const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
@@ -261,30 +248,7 @@ void write_ptx_cache(const std::string& path, std::string_view ptx, const ptx_sp
   for (uint32_t word : translation.words) put(&file, word, 4);
   put(&file, fnv1a(file.data(), file.size()), 8);
 
-  // Unique per process and per call: two threads may write the same entry at once.
-  static std::atomic<uint64_t> serial{0};
-  const std::filesystem::path target_path(path);
-  const std::string temp =
-      fmt::format("{}.tmp.{}.{}", path, static_cast<long>(getpid()), serial.fetch_add(1));
-  std::error_code error;
-  std::filesystem::create_directories(target_path.parent_path(), error);
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(file.data()),
-              static_cast<std::streamsize>(file.size()));
-    if (!out) {
-      hal::log()->warn("vulkan: cannot write the PTX translation cache {}; not saved", temp);
-      std::filesystem::remove(temp, error);
-      return;
-    }
-  }
-  std::filesystem::rename(temp, target_path, error);
-  if (error) {
-    hal::log()->warn("vulkan: cannot rename {} to {}: {}", temp, path, error.message());
-    std::filesystem::remove(temp, error);
-    return;
-  }
-  hal::log()->debug("vulkan: PTX translation cached in {} ({} bytes)", path, file.size());
+  write_file_atomically(path, file, "PTX translation cache");
 }
 
 }  // namespace hal::vulkan

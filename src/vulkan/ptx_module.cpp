@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "common/ptx_params.h"
 #include "ptx/ir.h"
 #include "ptx/reader.h"
 #include "vulkan/device.h"
@@ -30,25 +31,6 @@ constexpr uint32_t kNewestPtxTarget = 121;
 // (load_ptx_module() says so); from the cache, a file to replace.
 hal_status translator_bug(std::string_view what) {
   return hal::failf(HAL_ERROR_INTERNAL, "the PTX-to-SPIR-V translation is wrong: {}", what);
-}
-
-// The parameter list of a PTX kernel, as the CUDA backend describes it (src/cuda/cuda_module.cpp)
-// so that one args array launches the kernel on either kind of device.
-std::vector<ParamInfo> describe_params(const ptx::Entry& entry) {
-  std::vector<ParamInfo> params;
-  for (const ptx::Param& param : entry.params) {
-    ParamInfo info;
-    info.kind = param.kind == ptx::ParamKind::kPointer ? HAL_PARAM_POINTER : HAL_PARAM_VALUE;
-    info.size = param.size;
-    // For a pointer, what the kernel needs of the address (hal_param_info.alignment).
-    info.alignment = info.kind == HAL_PARAM_POINTER ? param.pointee_alignment : param.alignment;
-    info.nullable = info.kind == HAL_PARAM_POINTER;  // PTX takes raw addresses: NULL passes
-    info.type = param.type == ptx::ParamType::kFloat     ? HAL_PARAM_TYPE_FLOAT
-                : param.type == ptx::ParamType::kInteger ? HAL_PARAM_TYPE_INTEGER
-                                                         : HAL_PARAM_TYPE_UNKNOWN;
-    params.push_back(info);
-  }
-  return params;
 }
 
 const ptx_spirv::KernelInfo* find_kernel(const ptx_spirv::Translation& translation,
@@ -95,7 +77,7 @@ hal_status plan_ptx_function(const VulkanDevice& device, const ptx::Entry& entry
   }
   FunctionDesc& desc = plan->desc;
   desc.name = entry.name;
-  desc.params = describe_params(entry);
+  desc.params = ptx_param_infos(entry);
   for (size_t i = 0; i < entry.params.size(); ++i) {
     const uint64_t end = uint64_t{info.param_offsets[i]} + entry.params[i].size;
     if (end > info.param_bytes) {
