@@ -1,12 +1,19 @@
-// Every kernel of the pack on two devices with the same inputs: its SPIR-V on the first Vulkan
-// device and its PTX on the first CUDA device (the CPU PTX device where there is no GPU). The
-// two results must agree with each other within the sum of their error bounds, and each with the
-// double-precision CPU reference. Where either device is missing, the tests skip saying which.
+// Every kernel of the pack on three runs with the same inputs: its SPIR-V on the first Vulkan
+// device, its PTX on the first CUDA device (the CPU PTX device where there is no GPU), and its PTX
+// on the Vulkan device again, which translates it to SPIR-V. The results must agree with each
+// other within the sum of their error bounds, and each with the double-precision CPU reference.
+// A Vulkan device refuses warp-level PTX (HAL_ERROR_NOT_SUPPORTED, saying so); such a kernel is
+// compared on the other two runs, and a separate test holds the set of kernels whose PTX
+// translates to exactly what the pack says, so a kernel that starts to be refused fails there.
+// Where either device is missing, the tests skip saying which.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernel_test_util.h"
@@ -34,36 +41,101 @@ uint32_t f32_bits(float f) {
   return u;
 }
 
+// Whether |device| takes PTX (a Vulkan device with what translated modules need).
+bool takes_ptx(hal_device device) {
+  hal_device_info info{};
+  info.struct_size = sizeof info;
+  return hal_device_get_info(device, &info) == HAL_SUCCESS && (info.ir_mask & HAL_IR_PTX) != 0;
+}
+
+// The pack's PTX modules loaded on a Vulkan device, each once: a module holds several kernels
+// (every matmul of matmul.ptx), and each load translates and compiles all of them, which on
+// lavapipe takes seconds. A refusal is kept as the answer for every kernel of the module.
+class PtxTranslations {
+ public:
+  PtxTranslations() = default;
+  PtxTranslations(const PtxTranslations&) = delete;
+  PtxTranslations& operator=(const PtxTranslations&) = delete;
+  ~PtxTranslations() {
+    for (auto& [data, m] : modules_) {
+      if (m.module != nullptr) {
+        EXPECT_EQ(hal_module_unload(m.module), HAL_SUCCESS);
+      }
+    }
+  }
+  // Gives |*kernel| the function of pack kernel |name| from its PTX on |device| (the Kernel does
+  // not own the module) and returns HAL_SUCCESS; or returns the status the module's load was
+  // refused with, and its hal_last_error() in |*refusal|.
+  hal_status get(hal_device device, const std::string& name, Kernel* kernel, std::string* refusal) {
+    const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), HAL_IR_PTX);
+    EXPECT_NE(blob, nullptr) << "the kernel pack has no PTX of " << name;
+    if (blob == nullptr) return HAL_ERROR_NOT_FOUND;
+    auto [it, fresh] = modules_.try_emplace(blob->data);
+    Module& m = it->second;
+    if (fresh) {
+      hal_module_options options{};
+      options.struct_size = sizeof options;
+      options.ir = HAL_IR_PTX;
+      m.status = hal_module_load(device, blob->data, blob->size, &options, &m.module);
+      if (m.status != HAL_SUCCESS) m.refusal = hal_last_error();
+    }
+    if (m.status != HAL_SUCCESS) {
+      *refusal = m.refusal;
+      return m.status;
+    }
+    const hal_status s = hal_module_get_function(m.module, blob->entry_point, &kernel->function);
+    EXPECT_EQ(s, HAL_SUCCESS) << name << ": " << last_error(s);
+    kernel->info = blob->kernel;
+    return s;
+  }
+
+ private:
+  struct Module {
+    hal_status status = HAL_SUCCESS;
+    std::string refusal;
+    hal_module module = nullptr;
+  };
+  std::map<const void*, Module> modules_;  // by the blob's bytes, which kernels of a file share
+};
+
 class Differential : public ::testing::TestWithParam<std::string> {
  protected:
+  // The translations live for the suite: ctest runs it in one process (KernelsPtxOnCpuPtx).
+  static void SetUpTestSuite() { translations_ = new PtxTranslations; }
+  static void TearDownTestSuite() {
+    delete translations_;
+    translations_ = nullptr;
+  }
+
   void SetUp() override {
     std::string why;
     hal_device_info info{};
     info.struct_size = sizeof info;
-    if (hal_device_find("vulkan:0", &spirv_device_) != HAL_SUCCESS) {
+    if (hal_device_find("vulkan:0", &vulkan_device_) != HAL_SUCCESS) {
       GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
     }
-    if (hal_device_find("cuda:0", &ptx_device_) != HAL_SUCCESS) {
+    if (hal_device_find("cuda:0", &cuda_device_) != HAL_SUCCESS) {
       GTEST_SKIP() << "no CUDA device (set HAL_CUDA_LIBRARY to the CPU PTX driver): "
                    << hal_last_error();
     }
     for (auto [d, ir] :
-         {std::pair{spirv_device_, HAL_IR_SPIRV}, std::pair{ptx_device_, HAL_IR_PTX}}) {
+         {std::pair{vulkan_device_, HAL_IR_SPIRV}, std::pair{cuda_device_, HAL_IR_PTX}}) {
       ASSERT_EQ(hal_device_get_info(d, &info), HAL_SUCCESS);
       if (!supports(info, ir, GetParam(), &why)) GTEST_SKIP() << info.name << ": " << why;
     }
+    // The translated run needs what the SPIR-V run needs (the kernel's features, checked above)
+    // and a device that takes PTX; without one the other two runs are still compared.
+    translate_ = takes_ptx(vulkan_device_);
+    if (!translate_) std::printf("[ note     ] vulkan:0 does not take PTX: no translated run\n");
   }
 
-  // Runs |c| on |device| in |ir| and returns each output buffer.
-  std::vector<std::vector<float>> run(hal_device device, hal_ir ir, const Case& c) {
+  // Runs |c| with the loaded kernel |k| on |device| and returns each output buffer.
+  static std::vector<std::vector<float>> run(hal_device device, const Kernel& k, const Case& c) {
     hal_stream stream = nullptr;
     EXPECT_EQ(hal_stream_create(device, &stream), HAL_SUCCESS) << hal_last_error();
     std::vector<std::vector<float>> out;
     if (stream == nullptr) return out;
     {
-      Kernel k;
-      k.load(device, c.kernel, ir);
-      if (::testing::Test::HasFatalFailure()) return out;
       const Storage storage = std::string(k.info->dtype) == "f16" ? Storage::kF16 : Storage::kF32;
       std::vector<std::unique_ptr<Buffer>> buffers;
       std::vector<hal_deviceptr> pointers;
@@ -87,9 +159,13 @@ class Differential : public ::testing::TestWithParam<std::string> {
     return out;
   }
 
-  hal_device spirv_device_ = nullptr;
-  hal_device ptx_device_ = nullptr;
+  static PtxTranslations* translations_;
+  hal_device vulkan_device_ = nullptr;
+  hal_device cuda_device_ = nullptr;
+  bool translate_ = false;  // vulkan:0 takes PTX
 };
+
+PtxTranslations* Differential::translations_ = nullptr;
 
 // The case for kernel |name|: shapes that are not multiples of the tiles, fp16 inputs rounded.
 Case make_case(const std::string& name) {
@@ -236,27 +312,61 @@ Case make_case(const std::string& name) {
   return c;
 }
 
+// One run's outputs and what it was, for the messages.
+struct Outputs {
+  std::string what;  // "SPIR-V on vulkan:0"
+  std::vector<std::vector<float>> out;
+};
+
 TEST_P(Differential, SameInputsSameResults) {
   const Case c = make_case(GetParam());
-  const auto spirv = run(spirv_device_, HAL_IR_SPIRV, c);
-  if (HasFatalFailure()) return;
-  const auto ptx = run(ptx_device_, HAL_IR_PTX, c);
-  if (HasFatalFailure()) return;
-  ASSERT_EQ(spirv.size(), c.outputs.size());
-  ASSERT_EQ(ptx.size(), c.outputs.size());
-  for (size_t o = 0; o < c.outputs.size(); ++o) {
-    expect_close(spirv[o], c.want[o], c.kernel + " (SPIR-V) against the reference");
-    expect_close(ptx[o], c.want[o], c.kernel + " (PTX) against the reference");
-    // Each is within its bound of the exact value, so they are within twice it of each other.
-    size_t differ = 0, first = 0;
-    for (size_t i = 0; i < spirv[o].size(); ++i) {
-      const double a = spirv[o][i], b = ptx[o][i];
-      const bool same = (std::isinf(a) && a == b) || std::fabs(a - b) <= 2 * c.want[o].bound[i];
-      if (!same && differ++ == 0) first = i;
+  std::vector<Outputs> runs;
+  for (auto [device, ir, what] : {std::tuple{vulkan_device_, HAL_IR_SPIRV, "SPIR-V on vulkan:0"},
+                                  std::tuple{cuda_device_, HAL_IR_PTX, "PTX on cuda:0"}}) {
+    Kernel k;
+    ASSERT_NO_FATAL_FAILURE(k.load(device, c.kernel, ir));
+    runs.push_back({what, run(device, k, c)});
+    if (HasFatalFailure()) return;
+  }
+  if (translate_) {
+    Kernel k;
+    std::string refusal;
+    const hal_status s = translations_->get(vulkan_device_, c.kernel, &k, &refusal);
+    if (s == HAL_SUCCESS) {
+      runs.push_back({"PTX on vulkan:0", run(vulkan_device_, k, c)});
+      if (HasFatalFailure()) return;
+    } else {
+      // The one refusal allowed, and it must say why; which kernels may be refused at all is
+      // PackPtxOnVulkan's to check.
+      EXPECT_EQ(s, HAL_ERROR_NOT_SUPPORTED)
+          << c.kernel << ": " << hal_status_string(s) << ": " << refusal;
+      EXPECT_NE(refusal.find("warp-level"), std::string::npos)
+          << c.kernel << ": the refusal does not say the PTX is warp-level: " << refusal;
+      std::printf("[ refused  ] %s (PTX on vulkan:0): %s\n", c.kernel.c_str(), refusal.c_str());
     }
-    EXPECT_EQ(differ, 0u) << c.kernel << ": " << differ << " elements differ between the devices "
-                          << "beyond their bounds; first at " << first << ": SPIR-V "
-                          << spirv[o][first] << ", PTX " << ptx[o][first];
+  }
+  for (const Outputs& r : runs) ASSERT_EQ(r.out.size(), c.outputs.size()) << r.what;
+  for (size_t o = 0; o < c.outputs.size(); ++o) {
+    for (const Outputs& r : runs) {
+      expect_close(r.out[o], c.want[o], c.kernel + " (" + r.what + ") against the reference");
+    }
+    // Each is within its bound of the exact value, so any two are within twice it of each other.
+    for (size_t x = 0; x < runs.size(); ++x) {
+      for (size_t y = x + 1; y < runs.size(); ++y) {
+        const std::vector<float>& a = runs[x].out[o];
+        const std::vector<float>& b = runs[y].out[o];
+        size_t differ = 0, first = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+          const double u = a[i], v = b[i];
+          const bool same = (std::isinf(u) && u == v) || std::fabs(u - v) <= 2 * c.want[o].bound[i];
+          if (!same && differ++ == 0) first = i;
+        }
+        EXPECT_EQ(differ, 0u) << c.kernel << ": " << differ << " elements differ between "
+                              << runs[x].what << " and " << runs[y].what
+                              << " beyond their bounds; first at " << first << ": " << a[first]
+                              << " and " << b[first];
+      }
+    }
   }
 }
 
@@ -272,6 +382,53 @@ std::vector<std::string> all_kernels() {
 
 INSTANTIATE_TEST_SUITE_P(Pack, Differential, ::testing::ValuesIn(all_kernels()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+// Which of the pack's kernels (those in both IRs) a Vulkan device runs from their PTX: every one
+// but those the manifest says need subgroup operations (HAL_FEATURE_SUBGROUP_BALLOT), whose PTX
+// uses warp shuffles, refused as warp-level. A kernel the device cannot run at all (a feature it
+// lacks) is in neither set. Loading every kernel's PTX also checks that each refusal is
+// HAL_ERROR_NOT_SUPPORTED and says why.
+TEST(PackPtxOnVulkan, EveryKernelTranslatesButTheWarpLevelOnes) {
+  hal_device device = nullptr;
+  if (hal_device_find("vulkan:0", &device) != HAL_SUCCESS) {
+    GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+  }
+  hal_device_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(hal_device_get_info(device, &info), HAL_SUCCESS);
+  if ((info.ir_mask & HAL_IR_PTX) == 0) {
+    GTEST_SKIP() << info.name << " does not take PTX (it lacks bufferDeviceAddress or shaderInt64)";
+  }
+  PtxTranslations translations;
+  std::vector<std::string> want_translated, want_refused, translated, refused;
+  for (const std::string& name : all_kernels()) {
+    std::string why;
+    if (!supports(info, HAL_IR_PTX, name, &why)) {
+      std::printf("[ note     ] %s: %s\n", name.c_str(), why.c_str());
+      continue;
+    }
+    const bool warp_level =
+        (hal_kernels_info(name.c_str())->required_features & HAL_FEATURE_SUBGROUP_BALLOT) != 0;
+    (warp_level ? want_refused : want_translated).push_back(name);
+    Kernel k;
+    std::string refusal;
+    const hal_status s = translations.get(device, name, &k, &refusal);
+    if (s == HAL_SUCCESS) {
+      translated.push_back(name);
+      continue;
+    }
+    refused.push_back(name);
+    EXPECT_EQ(s, HAL_ERROR_NOT_SUPPORTED)
+        << name << ": " << hal_status_string(s) << ": " << refusal;
+    EXPECT_NE(refusal.find("warp-level"), std::string::npos)
+        << name << ": the refusal does not say the PTX is warp-level: " << refusal;
+  }
+  EXPECT_FALSE(want_translated.empty()) << "no kernel of the pack to translate on " << info.name;
+  EXPECT_EQ(translated, want_translated) << "the kernels whose PTX " << info.name << " runs";
+  EXPECT_EQ(refused, want_refused) << "the kernels whose PTX " << info.name
+                                   << " refuses; when warp-level PTX translates, this test and "
+                                      "the pack's documentation change with it";
+}
 
 }  // namespace
 }  // namespace kernel_test
