@@ -472,7 +472,9 @@ HAL_API hal_status hal_module_unload(hal_module module);
 
 /* Looks up the entry point |name|. Returns: HAL_SUCCESS; HAL_ERROR_INVALID_HANDLE;
  * HAL_ERROR_INVALID_ARGUMENT (NULL arguments); HAL_ERROR_NOT_FOUND (the message lists the
- * module's entry points). */
+ * module's entry points); HAL_ERROR_NOT_SUPPORTED (the entry point is in the module but cannot
+ * run on this device, such as a PTX kernel with warp-level instructions on a Vulkan device,
+ * while the module's other kernels can; the message says why). */
 HAL_API hal_status hal_module_get_function(hal_module module, const char* name,
                                            hal_function* function);
 

@@ -62,7 +62,7 @@ extern "C" {
 
 /* The version of the table and structs below. A core loads a driver whose table has this
  * version or an older one; it refuses a newer one. */
-#define HAL_DRIVER_INTERFACE_VERSION 1u
+#define HAL_DRIVER_INTERFACE_VERSION 2u
 
 /* The name of the one symbol a driver module exports, of type hal_driver_query_fn. */
 #define HAL_DRIVER_QUERY_SYMBOL "hal_driver_query"
@@ -141,6 +141,11 @@ typedef struct hal_driver_function_info {
   uint32_t dynamic_shared;
   /* 1 when the kernel's shared array is sized by shared_bytes alone, so 0 is refused. */
   uint32_t shared_bytes_required;
+  /* Interface 2. NULL when the entry point runs on the device; otherwise why it cannot
+   * (NUL-terminated, owned by the module), e.g. an instruction the driver's compiler does not
+   * take. The rest of the module loads; hal_module_get_function of this entry returns
+   * HAL_ERROR_NOT_SUPPORTED with this text. The core reads it from version-2 drivers only. */
+  const char* unavailable;
 } hal_driver_function_info;
 
 /* A launch after the core checked it: block resolved (never 0 in any dimension), and for every

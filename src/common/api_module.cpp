@@ -108,6 +108,10 @@ hal_status read_function(const DeviceObject& dev, const hal_driver_function_info
   out->max_threads_per_block = fn->max_threads_per_block;
   out->dynamic_shared = fn->dynamic_shared != 0;
   out->shared_bytes_required = fn->shared_bytes_required != 0;
+  if (dev.driver->table.interface_version >= 2 && fn->unavailable != nullptr) {
+    out->unavailable = fn->unavailable;
+    if (out->unavailable.empty()) return bug("an empty reason why it is unavailable");
+  }
   return HAL_SUCCESS;
 }
 
@@ -244,6 +248,10 @@ HAL_API hal_status hal_module_get_function(hal_module module, const char* name,
     for (const FunctionEntry& entry : m->functions) {
       const FunctionDesc* f = &entry.desc;
       if (f->name == name) {
+        if (!f->unavailable.empty()) {
+          return failf(HAL_ERROR_NOT_SUPPORTED, "'{}' cannot run on device {}: {}", name,
+                       m->device->label, f->unavailable);
+        }
         auto object = std::make_shared<FunctionObject>();
         object->module = m;
         object->entry = &entry;
@@ -252,7 +260,8 @@ HAL_API hal_status hal_module_get_function(hal_module module, const char* name,
         *function = to_handle<hal_function>(handle);
         return HAL_SUCCESS;
       }
-      names += (names.empty() ? "" : ", ") + f->name;
+      names +=
+          (names.empty() ? "" : ", ") + f->name + (f->unavailable.empty() ? "" : " (unavailable)");
       if (f->name.rfind("_Z", 0) == 0 && f->name.find(name) != std::string::npos) {
         mangled = f->name;
       }

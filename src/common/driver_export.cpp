@@ -219,6 +219,7 @@ hal_status module_load(hal_driver_device d, hal_ir ir, const void* blob, size_t 
       info.max_threads_per_block = desc.max_threads_per_block;
       info.dynamic_shared = desc.dynamic_shared ? 1 : 0;
       info.shared_bytes_required = desc.shared_bytes_required ? 1 : 0;
+      info.unavailable = desc.unavailable.empty() ? nullptr : desc.unavailable.c_str();
     }
     *function_count = static_cast<uint32_t>(functions.size());
     *out = reinterpret_cast<hal_driver_module>(exported.release());

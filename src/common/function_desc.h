@@ -38,6 +38,10 @@ struct FunctionDesc {
   // shared-bytes constant): 0 would make an empty array, which SPIR-V forbids and drivers crash
   // on, so the runtime refuses it.
   bool shared_bytes_required = false;
+  // Empty when the entry point runs on the device; otherwise why it cannot (a PTX kernel the
+  // translation refused while the module's other kernels load). Such an entry is never handed
+  // out: hal_module_get_function reports this as HAL_ERROR_NOT_SUPPORTED.
+  std::string unavailable;
 };
 
 }  // namespace hal

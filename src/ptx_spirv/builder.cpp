@@ -184,9 +184,20 @@ uint32_t Builder::spec_constant_composite(uint32_t type, const Words& constituen
   return id;
 }
 
-uint32_t Builder::global_variable(uint32_t pointer_type, spv::StorageClass storage) {
+uint32_t Builder::constant_composite(uint32_t type, const Words& constituents) {
   const uint32_t id = fresh_id();
-  append(&globals_, spv::Op::OpVariable, {pointer_type, id, static_cast<uint32_t>(storage)});
+  Words all{type, id};
+  all.insert(all.end(), constituents.begin(), constituents.end());
+  append(&globals_, spv::Op::OpConstantComposite, all);
+  return id;
+}
+
+uint32_t Builder::global_variable(uint32_t pointer_type, spv::StorageClass storage,
+                                  uint32_t initializer) {
+  const uint32_t id = fresh_id();
+  Words operands{pointer_type, id, static_cast<uint32_t>(storage)};
+  if (initializer != 0) operands.push_back(initializer);
+  append(&globals_, spv::Op::OpVariable, operands);
   return id;
 }
 
@@ -253,6 +264,31 @@ uint32_t Builder::ext(uint32_t type, uint32_t instruction,
   Words all{glsl_std_450(), instruction};
   all.insert(all.end(), operands.begin(), operands.end());
   return op(spv::Op::OpExtInst, type, all);
+}
+
+Builder Builder::checkpoint() const {
+  Builder saved;
+  saved.next_id_ = next_id_;
+  saved.glsl_ = glsl_;
+  saved.capabilities_ = capabilities_;
+  saved.extensions_ = extensions_;
+  saved.entry_points_ = entry_points_;
+  saved.execution_modes_ = execution_modes_;
+  saved.debug_ = debug_;
+  saved.annotations_ = annotations_;
+  saved.globals_ = globals_;
+  saved.types_ = types_;
+  saved.constants_ = constants_;
+  saved.functions_size_ = functions_.size();
+  return saved;
+}
+
+void Builder::restore(Builder&& checkpoint) {
+  Words functions = std::move(functions_);
+  functions.resize(checkpoint.functions_size_);
+  *this = std::move(checkpoint);
+  functions_ = std::move(functions);
+  functions_size_ = 0;
 }
 
 Builder::Words Builder::finish() {

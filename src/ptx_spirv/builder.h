@@ -58,9 +58,11 @@ class Builder {
   uint32_t spec_constant_u32(uint32_t spec_id, uint32_t default_value);  // not shared
   uint32_t spec_constant_op(uint32_t type, spv::Op op, const Words& operands);
   uint32_t spec_constant_composite(uint32_t type, const Words& constituents);
+  uint32_t constant_composite(uint32_t type, const Words& constituents);  // not shared
 
-  // A global variable (every storage class but Function).
-  uint32_t global_variable(uint32_t pointer_type, spv::StorageClass storage);
+  // A global variable (every storage class but Function); |initializer| a constant id, or 0.
+  uint32_t global_variable(uint32_t pointer_type, spv::StorageClass storage,
+                           uint32_t initializer = 0);
 
   // ---- function bodies --------------------------------------------------------------------
   // Instructions go to the current function: its variables (which SPIR-V wants first in the
@@ -80,6 +82,14 @@ class Builder {
 
   Words finish();  // the whole module; the builder is spent
 
+  // Going back: checkpoint() returns the builder's state outside function bodies (finished
+  // bodies only grow, so their length stands for them), and restore() returns to it, dropping
+  // everything emitted since, a half-emitted function included. A kernel refused halfway is
+  // undone this way while the module's other kernels stay. Copying is proportional to the
+  // module-level sections, not to the bodies.
+  Builder checkpoint() const;
+  void restore(Builder&& checkpoint);
+
  private:
   static void append(Words* section, spv::Op op, const Words& operands);
   static void append_string(Words* words, std::string_view text);
@@ -96,6 +106,7 @@ class Builder {
   Words function_header_, entry_label_, variables_, body_;
   bool in_function_ = false;
   bool entry_label_seen_ = false;
+  size_t functions_size_ = 0;  // in a checkpoint: the length of functions_ when it was taken
 };
 
 }  // namespace hal::ptx_spirv

@@ -173,6 +173,32 @@ void Kernel::lay_out_memory(KernelInfo* info) {
 
   uint32_t shared = 0, local = 0;
   bool dynamic = false;
+  // .global and .const variables: their initial bytes, in one array the kernel reads. Nothing
+  // in a translated kernel writes them (stores and atomics there are refused), and hal has no
+  // call that writes them from the host, so each invocation's copy of the initial contents is
+  // exactly what CUDA's one copy would hold. (Tables such as the math library's argument
+  // reduction constants and assertion strings are the module variables nvcc emits.)
+  auto place_constant = [&](const ir::Variable& v, int64_t* offset) {
+    const std::string what = "module variable '" + v.name + "' (." + ir::space_name(v.space) + ")";
+    if (v.linkage == ir::Linkage::kExtern || v.unsized) {
+      refuse_kernel(v.line, what + " is defined in another module; hal does not link modules");
+    }
+    if (!v.relocations.empty()) {
+      refuse_kernel(v.line, what + " is initialized with addresses, which is not supported");
+    }
+    const size_t at = align_up(static_cast<uint32_t>(constant_bytes_.size()),
+                               std::max<uint32_t>(v.alignment(), 4));
+    if (v.size() > kMaxConstantBytes || at + v.size() > kMaxConstantBytes) {
+      refuse_kernel(v.line, what + " takes the kernel's module variables past " +
+                                std::to_string(kMaxConstantBytes) + " bytes");
+    }
+    constant_bytes_.resize(at, 0);
+    constant_bytes_.insert(
+        constant_bytes_.end(), v.init.begin(),
+        v.init.begin() + static_cast<ptrdiff_t>(std::min<uint64_t>(v.init.size(), v.size())));
+    constant_bytes_.resize(at + v.size(), 0);
+    *offset = static_cast<int64_t>(at);
+  };
   auto place = [&](const ir::Variable& v, int64_t* offset) {
     if (v.space == ir::Space::kShared) {
       if (v.unsized || v.linkage == ir::Linkage::kExtern) {
@@ -188,9 +214,7 @@ void Kernel::lay_out_memory(KernelInfo* info) {
       *offset = local;
       local += static_cast<uint32_t>(v.size());
     } else if (v.space == ir::Space::kGlobal || v.space == ir::Space::kConst) {
-      refuse_kernel(v.line, "module variable '" + v.name + "' in ." + ir::space_name(v.space) +
-                                " memory is not supported yet (only kernel parameters, shared "
-                                "and local memory)");
+      place_constant(v, offset);
     } else if (v.space == ir::Space::kSharedCluster) {
       refuse_kernel(v.line, "'" + v.name + "' is in .shared::cluster memory");
     }
@@ -227,6 +251,7 @@ void Kernel::lay_out_memory(KernelInfo* info) {
 // memory is global, as generic addresses of kernel parameters and loaded pointers are.
 void Kernel::trace_address_spaces() {
   spaces_.assign(function_.registers.size(), AddressSpace::kUnknown);
+  constant_reached_.assign(function_.registers.size(), false);
   auto join = [](AddressSpace a, AddressSpace c) {
     if (a == AddressSpace::kUnknown) return c;
     if (c == AddressSpace::kUnknown || a == c) return a;
@@ -243,6 +268,9 @@ void Kernel::trace_address_spaces() {
     if (v == nullptr) return AddressSpace::kUnknown;
     if (v->space == ir::Space::kShared) return AddressSpace::kShared;
     if (v->space == ir::Space::kLocal) return AddressSpace::kLocal;
+    if (v->space == ir::Space::kGlobal || v->space == ir::Space::kConst) {
+      return AddressSpace::kConstant;
+    }
     return AddressSpace::kUnknown;
   };
   bool changed = true;
@@ -252,10 +280,27 @@ void Kernel::trace_address_spaces() {
       if (ins.operands.empty() || ins.operands[0].kind != ir::OperandKind::kRegister) continue;
       using O = ir::Opcode;
       AddressSpace from = AddressSpace::kUnknown;
+      bool constant = false;  // whether a source may hold a module variable's address
+      for (size_t i = 1; i < ins.operands.size(); ++i) {
+        const ir::Operand& o = ins.operands[i];
+        if (o.kind == ir::OperandKind::kRegister && o.reg < spaces_.size()) {
+          constant = constant || constant_reached_[o.reg];
+        } else if (o.kind == ir::OperandKind::kSymbol) {
+          constant = constant || symbol_space(o.symbol) == AddressSpace::kConstant;
+        }
+      }
       if (ins.opcode == O::kCvta) {
         if (ins.mods.has(ir::Mod::kShared)) from = AddressSpace::kShared;
         if (ins.mods.has(ir::Mod::kLocal)) from = AddressSpace::kLocal;
-        if (ins.mods.has(ir::Mod::kGlobal)) from = AddressSpace::kGlobal;
+        // Module variables are .global or .const: cvta keeps such an address what it was.
+        if (ins.mods.has(ir::Mod::kGlobal) || ins.mods.has(ir::Mod::kConst)) {
+          from = constant ? AddressSpace::kConstant : AddressSpace::kGlobal;
+          if (ins.operands.size() > 1 && ins.operands[1].kind == ir::OperandKind::kRegister &&
+              ins.operands[1].reg < spaces_.size() &&
+              spaces_[ins.operands[1].reg] == AddressSpace::kConflict) {
+            from = AddressSpace::kConflict;
+          }
+        }
       } else if (ins.opcode == O::kMov || ins.opcode == O::kAdd || ins.opcode == O::kSub ||
                  ins.opcode == O::kCvt || ins.opcode == O::kMad || ins.opcode == O::kSelp ||
                  ins.opcode == O::kAnd || ins.opcode == O::kOr) {
@@ -276,8 +321,9 @@ void Kernel::trace_address_spaces() {
       const uint32_t d = ins.operands[0].reg;
       if (d >= spaces_.size()) continue;
       const AddressSpace joined = join(spaces_[d], from);
-      if (joined != spaces_[d]) {
+      if (joined != spaces_[d] || (constant && !constant_reached_[d])) {
         spaces_[d] = joined;
+        constant_reached_[d] = constant_reached_[d] || constant;
         changed = true;
       }
     }
@@ -370,6 +416,21 @@ void Kernel::declare_interface() {
   if (local_words_ > 0) {
     const uint32_t array = b.type_array(t_u32, b.u32(local_words_), 4);
     local_array_ = b.local_variable(b.type_pointer(spv::StorageClass::Function, array));
+  }
+  if (!constant_bytes_.empty()) {
+    constant_bytes_.resize(align_up(static_cast<uint32_t>(constant_bytes_.size()), 4), 0);
+    Builder::Words words;
+    for (size_t i = 0; i < constant_bytes_.size(); i += 4) {
+      words.push_back(b.u32(uint32_t{constant_bytes_[i]} | uint32_t{constant_bytes_[i + 1]} << 8 |
+                            uint32_t{constant_bytes_[i + 2]} << 16 |
+                            uint32_t{constant_bytes_[i + 3]} << 24));
+    }
+    const uint32_t array = b.type_array(t_u32, b.u32(static_cast<uint32_t>(words.size())), 4);
+    constant_array_ =
+        b.global_variable(b.type_pointer(spv::StorageClass::Private, array),
+                          spv::StorageClass::Private, b.constant_composite(array, words));
+    b.name(constant_array_, "module_variables");
+    interface_.push_back(constant_array_);
   }
 }
 

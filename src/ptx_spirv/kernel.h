@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ptx/ir.h"
@@ -38,10 +39,15 @@ struct Refusal {
 };
 
 // Where an address points after tracing generic addresses back to their state space.
-enum class AddressSpace : uint8_t { kUnknown, kGlobal, kShared, kLocal, kConflict };
+// kConstant: the module's .global and .const variables, which translated kernels only read (see
+// Kernel::lay_out_memory), held as one initialized array of words.
+enum class AddressSpace : uint8_t { kUnknown, kGlobal, kShared, kLocal, kConstant, kConflict };
 
 // What the kernels of one module share: specialization constants may carry a SpecId once per
 // module, and WorkgroupSize may be decorated once per module. Created on first use.
+// The most bytes of .global and .const module variables one kernel may read.
+inline constexpr uint32_t kMaxConstantBytes = 64 * 1024;
+
 struct ModuleState {
   uint32_t block_spec[3] = {0, 0, 0};
   uint32_t shared_bytes_spec = 0;
@@ -144,7 +150,7 @@ class Kernel {
   struct ResolvedAddress {
     AddressSpace space = AddressSpace::kGlobal;
     bool param = false;  // a kernel parameter: |offset| into the parameter block
-    uint32_t value = 0;  // global: u64 address; shared, local: u32 byte offset; 0 for param
+    uint32_t value = 0;  // global: u64 address; others: u32 byte offset; 0 for param
     int64_t offset = 0;  // param only
   };
   ResolvedAddress resolve_address(const ir::Instruction& ins, const ir::Operand& address,
@@ -153,6 +159,8 @@ class Kernel {
   void store(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes, uint32_t bits);
   uint32_t load_param(const ir::Instruction& ins, int64_t offset, uint32_t bytes);
   uint32_t word_pointer(spv::StorageClass storage, uint32_t array, uint32_t byte_offset);
+  // The word array and its storage class behind a shared, local or constant address.
+  std::pair<spv::StorageClass, uint32_t> word_array(AddressSpace space) const;
   ResolvedAddress advance(const ResolvedAddress& at, uint32_t bytes);
 
  private:
@@ -164,6 +172,7 @@ class Kernel {
   std::vector<uint32_t> registers_;       // variable id per PTX register
   std::vector<uint32_t> register_types_;  // its storage type
   std::vector<AddressSpace> spaces_;      // per register, after tracing
+  std::vector<bool> constant_reached_;    // per register: may hold a module variable's address
   // Byte offsets of the variables this kernel uses: module-scope ones, then function-scope.
   std::vector<int64_t> module_var_offset_;
   std::vector<int64_t> function_var_offset_;
@@ -172,6 +181,8 @@ class Kernel {
   uint32_t shared_array_ = 0;  // Workgroup u32 array, or 0
   uint32_t local_array_ = 0;   // Function u32 array, or 0
   uint32_t local_words_ = 0;
+  uint32_t constant_array_ = 0;          // Private u32 array of the module variables, or 0
+  std::vector<uint8_t> constant_bytes_;  // its initial contents
   uint32_t shared_words_static_ = 0;
   uint32_t dynamic_shared_offset_ = 0;
   bool dynamic_shared_ = false;

@@ -42,24 +42,42 @@ Kernel::ResolvedAddress Kernel::resolve_address(const ir::Instruction& ins,
     at.offset = static_cast<int64_t>(param_offsets_[address.symbol.index]) + address.integer;
     return at;
   }
-  if (space == ir::Space::kConst) refuse(ins, ".const memory is not supported yet");
   if (space == ir::Space::kSharedCluster) refuse(ins, ".shared::cluster memory is not supported");
   AddressSpace kind = AddressSpace::kGlobal;
   if (space == ir::Space::kShared) kind = AddressSpace::kShared;
   if (space == ir::Space::kLocal) kind = AddressSpace::kLocal;
+  // .const memory holds only module variables here (kernel parameters are not in it).
+  if (space == ir::Space::kConst) kind = AddressSpace::kConstant;
+  const bool by_register =
+      address.base == ir::AddressBase::kRegister && address.reg < spaces_.size();
   if (space == ir::Space::kNone) {
     // Generic: where tracing says the address comes from.
-    if (address.base == ir::AddressBase::kRegister && address.reg < spaces_.size()) {
+    if (by_register) {
       const AddressSpace traced = spaces_[address.reg];
       if (traced == AddressSpace::kConflict) {
         refuse(ins,
                "this generic address may point to more than one state space (shared, "
-               "local or global), which a Vulkan access cannot decide at run time");
+               "local, global or a module variable), which a Vulkan access cannot decide at run "
+               "time");
       }
-      if (traced == AddressSpace::kShared || traced == AddressSpace::kLocal) kind = traced;
+      if (traced == AddressSpace::kShared || traced == AddressSpace::kLocal ||
+          traced == AddressSpace::kConstant) {
+        kind = traced;
+      }
     } else if (address.base == ir::AddressBase::kSymbol) {
       refuse(ins, "a generic access through a symbol is not supported");
     }
+  } else if ((space == ir::Space::kGlobal || space == ir::Space::kConst) && by_register &&
+             constant_reached_[address.reg]) {
+    // A .global access to a module variable reads the kernel's copy of the variables.
+    if (spaces_[address.reg] != AddressSpace::kConstant) {
+      refuse(ins,
+             "this address may point to a module variable or to other global memory, which a "
+             "Vulkan access cannot decide at run time");
+    }
+    kind = AddressSpace::kConstant;
+  } else if (space == ir::Space::kGlobal && address.base == ir::AddressBase::kSymbol) {
+    kind = AddressSpace::kConstant;
   }
   at.space = kind;
   // Global addresses are 64-bit; shared and local ones byte offsets in 32 bits.
@@ -74,7 +92,7 @@ Kernel::ResolvedAddress Kernel::resolve_address(const ir::Instruction& ins,
   } else if (address.base == ir::AddressBase::kNone) {
     value = global ? b.u64(0) : b.u32(0);
   } else if (global) {
-    refuse(ins, "global module variables are not supported yet");
+    invalid(ins, "a global address through a symbol that is no module variable");
   } else {
     value = symbol_address(ins, address.symbol);
   }
@@ -90,6 +108,9 @@ Kernel::ResolvedAddress Kernel::resolve_address(const ir::Instruction& ins,
   }
   if (kind == AddressSpace::kLocal && local_array_ == 0) {
     refuse(ins, "a local-memory access in a kernel that declares no local memory");
+  }
+  if (kind == AddressSpace::kConstant && constant_array_ == 0) {
+    refuse(ins, "a module-variable access in a kernel that names no module variable");
   }
   return at;
 }
@@ -109,6 +130,17 @@ Kernel::ResolvedAddress Kernel::advance(const ResolvedAddress& at, uint32_t byte
 uint32_t Kernel::word_pointer(spv::StorageClass storage, uint32_t array, uint32_t byte_offset) {
   const uint32_t index = b.op(spv::Op::OpShiftRightLogical, t_u32, {byte_offset, b.u32(2)});
   return b.op(spv::Op::OpAccessChain, b.type_pointer(storage, t_u32), {array, index});
+}
+
+std::pair<spv::StorageClass, uint32_t> Kernel::word_array(AddressSpace space) const {
+  switch (space) {
+    case AddressSpace::kShared:
+      return {spv::StorageClass::Workgroup, shared_array_};
+    case AddressSpace::kConstant:
+      return {spv::StorageClass::Private, constant_array_};
+    default:
+      return {spv::StorageClass::Function, local_array_};
+  }
 }
 
 uint32_t Kernel::load_param(const ir::Instruction& ins, int64_t offset, uint32_t bytes) {
@@ -156,10 +188,7 @@ uint32_t Kernel::load(const ir::Instruction& ins, const ResolvedAddress& at, uin
     if (bytes < 4) v = b.op(spv::Op::OpUConvert, t_u32, {v});
     return v;
   }
-  const bool shared = at.space == AddressSpace::kShared;
-  const spv::StorageClass storage =
-      shared ? spv::StorageClass::Workgroup : spv::StorageClass::Function;
-  const uint32_t array = shared ? shared_array_ : local_array_;
+  const auto [storage, array] = word_array(at.space);
   auto word_at = [&](uint32_t offset) {
     return b.op(spv::Op::OpLoad, t_u32, {word_pointer(storage, array, offset)});
   };
@@ -203,10 +232,13 @@ void Kernel::store(const ir::Instruction& ins, const ResolvedAddress& at, uint32
               {ptr, value, static_cast<uint32_t>(spv::MemoryAccessMask::Aligned), bytes});
     return;
   }
+  if (at.space == AddressSpace::kConstant) {
+    refuse(ins,
+           "a store to a module variable (.global or .const): translated kernels only read "
+           "them");
+  }
   const bool shared = at.space == AddressSpace::kShared;
-  const spv::StorageClass storage =
-      shared ? spv::StorageClass::Workgroup : spv::StorageClass::Function;
-  const uint32_t array = shared ? shared_array_ : local_array_;
+  const auto [storage, array] = word_array(at.space);
   if (bytes == 8) {
     b.op_void(spv::Op::OpStore,
               {word_pointer(storage, array, at.value), b.op(spv::Op::OpUConvert, t_u32, {bits})});
@@ -286,8 +318,9 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
       if (ops.size() != first + (cas ? 3 : 2)) invalid(ins, "wrong number of operands");
       if (ins.vector > 1) refuse(ins, "vector atomics are not supported");
       const ResolvedAddress at = resolve_address(ins, ops[first], space_of(ins));
-      if (at.param || at.space == AddressSpace::kLocal)
-        refuse(ins, "atomics on this memory are not supported");
+      if (at.param || at.space == AddressSpace::kLocal || at.space == AddressSpace::kConstant) {
+        refuse(ins, "atomics on this memory (local memory or a module variable) are not supported");
+      }
       if (bytes != 4 && bytes != 8) refuse(ins, "atomics on this width are not supported");
       if (bytes == 8) {
         need(target_.int64_atomics, ins, "64-bit atomics (shaderBufferInt64Atomics)");

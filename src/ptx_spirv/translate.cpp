@@ -42,13 +42,18 @@ bool translate(const ir::Module& module, const Target& target, Translation* out,
         "them as separate modules";
     return false;
   }
-  try {
-    for (const ir::Function& function : module.functions) {
-      if (!function.is_entry || !function.has_body) continue;
-      if (++kernels > kMaxKernels) {
-        throw Refusal{Failure::Kind::kNotSupported,
-                      "the module has more than " + std::to_string(kMaxKernels) + " kernels"};
-      }
+  for (const ir::Function& function : module.functions) {
+    if (!function.is_entry || !function.has_body) continue;
+    if (++kernels > kMaxKernels) {
+      failure->kind = Failure::Kind::kNotSupported;
+      failure->message = "the module has more than " + std::to_string(kMaxKernels) + " kernels";
+      return false;
+    }
+    // A kernel refused halfway has emitted types, constants and part of a function: all of it
+    // is undone, so the module holds only whole kernels.
+    Builder saved_builder = builder.checkpoint();
+    const ModuleState saved_state = state;
+    try {
       if (function.code.size() > kMaxInstructions) {
         throw Refusal{Failure::Kind::kNotSupported,
                       "kernel '" + function.name + "' has more than " +
@@ -58,13 +63,26 @@ bool translate(const ir::Module& module, const Target& target, Translation* out,
       Kernel kernel(builder, state, module, function, target);
       kernel.translate(&info);
       out->kernels.push_back(std::move(info));
+    } catch (const Refusal& refusal) {
+      if (refusal.kind == Failure::Kind::kInvalid) {
+        failure->kind = refusal.kind;
+        failure->message = refusal.message;
+        return false;
+      }
+      builder.restore(std::move(saved_builder));
+      state = saved_state;
+      out->refused.push_back(RefusedKernel{function.name, refusal.message});
     }
-  } catch (const Refusal& refusal) {
-    failure->kind = refusal.kind;
-    failure->message = refusal.message;
-    return false;
   }
   if (out->kernels.empty()) {
+    if (!out->refused.empty()) {
+      failure->kind = Failure::Kind::kNotSupported;
+      failure->message = out->refused.front().reason;
+      if (out->refused.size() > 1) {
+        failure->message += " (and no other kernel of the module translates either)";
+      }
+      return false;
+    }
     failure->kind = Failure::Kind::kInvalid;
     failure->message = "the PTX defines no kernel (.entry with a body)";
     return false;

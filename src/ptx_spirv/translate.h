@@ -18,11 +18,11 @@
 //    passes spirv-val for Vulkan 1.2, and a failure there is a translator bug.
 //
 // What is refused (Failure::kind kNotSupported, naming the kernel, the PTX line and the
-// instruction or feature): warp-level instructions (shfl, vote, match, redux, %laneid, mma,
-// ldmatrix, wmma, ...), which need the next stage of the translator; instructions with no
-// lowering yet; device features the Target lacks (f64 without float64, ...); irreducible
-// control flow; generic addresses that cannot be traced to one state space; a module that mixes
-// .reqntid kernels with kernels whose block the launch decides.
+// instruction or feature; per kernel, see translate()): warp-level instructions (shfl, vote, match,
+// redux, %laneid, mma, ldmatrix, wmma, ...), which need the next stage of the translator;
+// instructions with no lowering yet; device features the Target lacks (f64 without float64, ...);
+// irreducible control flow; generic addresses that cannot be traced to one state space; a module
+// that mixes .reqntid kernels with kernels whose block the launch decides.
 //
 // Thread-safety: translate() is a pure function.
 #pragma once
@@ -64,9 +64,18 @@ struct KernelInfo {
   uint32_t maxntid = 0;                 // product of .maxntid, 0 when absent
 };
 
+// A kernel left out of the SPIR-V module, and why (a Failure::Kind::kNotSupported message).
+struct RefusedKernel {
+  std::string name;
+  std::string reason;
+};
+
 struct Translation {
   std::vector<uint32_t> words;      // the SPIR-V module
-  std::vector<KernelInfo> kernels;  // one per .entry with a body, in module order
+  std::vector<KernelInfo> kernels;  // one per .entry that translated, in module order
+  // The .entry kernels that cannot be translated (refusals of kind kNotSupported), in module
+  // order. Every .entry with a body is in exactly one of |kernels| and |refused|.
+  std::vector<RefusedKernel> refused;
 };
 
 struct Failure {
@@ -78,8 +87,12 @@ struct Failure {
   std::string message;  // "kernel 'k', PTX line 12: 'shfl.sync.bfly.b32' ...: why"
 };
 
-// Translates every .entry of |module| (parsed with bodies). Returns true and fills |out|, or
-// false with |failure| set; |out| is then unspecified.
+// Translates every .entry of |module| (parsed with bodies). A kernel that cannot be translated
+// (kNotSupported) is left out and listed in |out->refused|, so one warp-level kernel does not
+// keep its module's other kernels off the device. Returns true and fills |out| when at least one
+// kernel translated. Returns false with |failure| set when none did (the first refusal's
+// reason), when the PTX is malformed (kInvalid, whatever the other kernels), or when the module
+// as a whole cannot be translated; |out| is then unspecified.
 bool translate(const ptx::ir::Module& module, const Target& target, Translation* out,
                Failure* failure);
 

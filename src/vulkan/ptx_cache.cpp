@@ -9,6 +9,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +20,9 @@ namespace hal::vulkan {
 namespace {
 
 constexpr char kMagic[8] = {'H', 'A', 'L', 'P', 'T', 'X', 'S', 'V'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: the refused kernels
+// A refused kernel's name or reason is at most this long in a file (reasons are a line or two).
+constexpr uint32_t kMaxReasonBytes = 1u << 16;
 constexpr size_t kChecksumSize = 8;
 // No translation comes near this; a larger file is not read into memory at all.
 constexpr uintmax_t kMaxPayloadBytes = uintmax_t{1} << 30;
@@ -169,6 +172,24 @@ bool parse_payload(Reader& in, ptx_spirv::Translation* out, std::string* why) {
     for (uint32_t& dimension : info.reqntid) dimension = in.u32();
     info.maxntid = in.u32();
   }
+  const uint32_t refused = in.u32();
+  if (refused > ptx::ir::kMaxFunctions) {
+    *why = fmt::format("{} refused kernels is more than PTX allows", refused);
+    return false;
+  }
+  out->refused.clear();
+  for (uint32_t k = 0; k < refused && in.ok(); ++k) {
+    ptx_spirv::RefusedKernel& kernel = out->refused.emplace_back();
+    for (std::string* text : {&kernel.name, &kernel.reason}) {
+      const uint32_t size = in.u32();
+      if (size > kMaxReasonBytes) {
+        *why = fmt::format("refused kernel {} has a text of {} bytes", k, size);
+        return false;
+      }
+      const uint8_t* bytes = in.bytes(size);
+      if (bytes != nullptr) text->assign(reinterpret_cast<const char*>(bytes), size);
+    }
+  }
   const uint64_t words = in.get(8);
   const uint8_t* data = words <= UINT64_MAX / 4 ? in.bytes(words * 4) : nullptr;
   if (data == nullptr || !in.done()) {
@@ -243,6 +264,14 @@ void write_ptx_cache(const std::string& path, std::string_view ptx, const ptx_sp
     put(&file, info.dynamic_shared ? 1 : 0, 1);
     for (uint32_t dimension : info.reqntid) put(&file, dimension, 4);
     put(&file, info.maxntid, 4);
+  }
+  put(&file, translation.refused.size(), 4);
+  for (const ptx_spirv::RefusedKernel& kernel : translation.refused) {
+    for (const std::string* text : {&kernel.name, &kernel.reason}) {
+      const size_t size = std::min<size_t>(text->size(), kMaxReasonBytes);
+      put(&file, size, 4);
+      put_bytes(&file, text->data(), size);
+    }
   }
   put(&file, translation.words.size(), 8);
   for (uint32_t word : translation.words) put(&file, word, 4);

@@ -26,6 +26,10 @@ constexpr uint32_t kSpirvMagic = 0x07230203u;
 // The newest architecture PTX ISA 9.0 names (sm_121); a .target beyond it is refused as on a GPU
 // of that architecture.
 constexpr uint32_t kNewestPtxTarget = 121;
+// Said after every translation refusal.
+constexpr const char* kWhyRefused =
+    "a Vulkan device runs PTX translated to SPIR-V, and this cannot be; a CUDA device runs it "
+    "as it is";
 
 // A translation that breaks the contract of translate.h: from the translator, hal's own bug
 // (load_ptx_module() says so); from the cache, a file to replace.
@@ -37,6 +41,14 @@ const ptx_spirv::KernelInfo* find_kernel(const ptx_spirv::Translation& translati
                                          const std::string& name) {
   for (const ptx_spirv::KernelInfo& info : translation.kernels) {
     if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+const ptx_spirv::RefusedKernel* find_refused(const ptx_spirv::Translation& translation,
+                                             const std::string& name) {
+  for (const ptx_spirv::RefusedKernel& refused : translation.refused) {
+    if (refused.name == name) return &refused;
   }
   return nullptr;
 }
@@ -131,9 +143,10 @@ hal_status instantiate(VulkanDevice& device, const ptx::Module& signatures,
     return translator_bug(fmt::format("SPIR-V validation for {} failed: {}",
                                       spvTargetEnvDescription(device.caps().spirv_env), message));
   }
-  if (signatures.entries.size() != translation.kernels.size()) {
-    return translator_bug(fmt::format("the PTX has {} kernels, the translation {}",
-                                      signatures.entries.size(), translation.kernels.size()));
+  if (signatures.entries.size() != translation.kernels.size() + translation.refused.size()) {
+    return translator_bug(fmt::format("the PTX has {} kernels, the translation {} and {} refused",
+                                      signatures.entries.size(), translation.kernels.size(),
+                                      translation.refused.size()));
   }
   ReflectOptions reflect_options;
   for (const ptx_spirv::KernelInfo& info : translation.kernels) {
@@ -149,7 +162,20 @@ hal_status instantiate(VulkanDevice& device, const ptx::Module& signatures,
   // Everything is checked before the driver sees the module.
   std::vector<FunctionPlan> plans;
   std::vector<size_t> entry_index;  // of each plan, in reflected.entry_points
+  std::vector<std::unique_ptr<hal::Function>> refused;
   for (const ptx::Entry& entry : signatures.entries) {
+    if (const ptx_spirv::RefusedKernel* r = find_refused(translation, entry.name)) {
+      if (find_kernel(translation, entry.name) != nullptr || r->reason.empty()) {
+        return translator_bug(fmt::format("kernel '{}' is refused wrongly", entry.name));
+      }
+      // Never launched: the core hands out no handle to an unavailable entry point.
+      auto function = std::make_unique<hal::Function>();
+      function->desc.name = entry.name;
+      function->desc.params = ptx_param_infos(entry);
+      function->desc.unavailable = fmt::format("{} ({})", r->reason, kWhyRefused);
+      refused.push_back(std::move(function));
+      continue;
+    }
     const ptx_spirv::KernelInfo* info = find_kernel(translation, entry.name);
     const ReflectedEntryPoint* reflected_entry = find_entry(reflected, entry.name);
     if (info == nullptr || reflected_entry == nullptr) {
@@ -170,6 +196,9 @@ hal_status instantiate(VulkanDevice& device, const ptx::Module& signatures,
     status = create_function(device, shader.reflected.entry_points[entry_index[i]],
                              std::move(plans[i]), shader, &function);
     if (status != HAL_SUCCESS) return status;
+    module->functions.push_back(std::move(function));
+  }
+  for (std::unique_ptr<hal::Function>& function : refused) {
     module->functions.push_back(std::move(function));
   }
   *out = std::move(module);
@@ -281,10 +310,7 @@ hal_status load_ptx_module(VulkanDevice& device, const uint8_t* blob, size_t siz
     if (failure.kind == ptx_spirv::Failure::Kind::kInvalid) {
       return hal::failf(HAL_ERROR_INVALID_IR, "malformed PTX: {}", failure.message);
     }
-    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
-                      "{} (a Vulkan device runs PTX translated to SPIR-V, and this cannot be; a "
-                      "CUDA device runs it as it is)",
-                      failure.message);
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED, "{} ({})", failure.message, kWhyRefused);
   }
   const hal_status status = instantiate(device, signatures, translation, out);
   if (status == HAL_ERROR_INTERNAL) {

@@ -43,6 +43,7 @@ Translation sample() {
   b.reqntid[1] = 2;
   b.reqntid[2] = 1;
   t.kernels = {a, b};
+  t.refused = {{"third", "kernel 'third', PTX line 9: 'shfl.sync.bfly.b32' is warp-level"}};
   return t;
 }
 
@@ -59,6 +60,11 @@ void expect_same(const Translation& x, const Translation& y) {
     EXPECT_EQ(a.dynamic_shared, b.dynamic_shared);
     for (int d = 0; d < 3; ++d) EXPECT_EQ(a.reqntid[d], b.reqntid[d]);
     EXPECT_EQ(a.maxntid, b.maxntid);
+  }
+  ASSERT_EQ(x.refused.size(), y.refused.size());
+  for (size_t k = 0; k < x.refused.size(); ++k) {
+    EXPECT_EQ(x.refused[k].name, y.refused[k].name);
+    EXPECT_EQ(x.refused[k].reason, y.refused[k].reason);
   }
 }
 
@@ -188,12 +194,13 @@ TEST_F(PtxCache, ForgedLayoutsAreMisses) {
   const std::string path = ptx_cache_path(dir_, kPtx, target);
   write_ptx_cache(path, kPtx, target, sample());
   const std::vector<uint8_t> good = read_file(path);
-  // The payload's size, from the format: the kernel count, each kernel, the word count and
-  // words, the checksum.
-  size_t payload = 4 + 8 + 4 * sample().words.size() + 8;
+  // The payload's size, from the format: the kernel count, each kernel, the refused count, each
+  // refused kernel, the word count and words, the checksum.
+  size_t payload = 4 + 4 + 8 + 4 * sample().words.size() + 8;
   for (const KernelInfo& k : sample().kernels) {
     payload += 4 + k.name.size() + 4 + 4 + 4 * k.param_offsets.size() + 4 + 1 + 12 + 4;
   }
+  for (const auto& r : sample().refused) payload += 4 + r.name.size() + 4 + r.reason.size();
   ASSERT_GT(good.size(), payload);
   const size_t kernels_at = good.size() - payload;
   const size_t words_at = good.size() - 8 - 4 * sample().words.size() - 8;
@@ -215,6 +222,13 @@ TEST_F(PtxCache, ForgedLayoutsAreMisses) {
   EXPECT_FALSE(forge(words_at, uint64_t{1} << 62, 8));
   EXPECT_FALSE(forge(words_at, sample().words.size() + 1, 8));
   EXPECT_FALSE(forge(words_at, sample().words.size() - 1, 8));
+  size_t refused_at = words_at - 4;
+  for (const auto& r : sample().refused) refused_at -= 4 + r.name.size() + 4 + r.reason.size();
+  ASSERT_TRUE(forge(refused_at, 1, 4));
+  EXPECT_FALSE(forge(refused_at, 0xFFFFFFFFu, 4));
+  EXPECT_FALSE(forge(refused_at, 2, 4));
+  EXPECT_FALSE(forge(refused_at, 0, 4));
+  EXPECT_FALSE(forge(refused_at + 4, 0xFFFFFFF0u, 4));  // the refused name's length
 }
 
 }  // namespace

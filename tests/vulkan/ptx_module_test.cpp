@@ -9,6 +9,7 @@
 #include "vulkan/ptx_cache.h"
 #include "vulkan/ptx_module.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -321,6 +322,51 @@ TEST_F(PtxOnVulkan, WarpShufflesAreNotSupported) {
   hal_module module = nullptr;
   EXPECT_HAL(HAL_ERROR_NOT_SUPPORTED, load_ptx(text, &module));
   EXPECT_TRUE(LastErrorIs("hal_module_load", {"shfl", "warp_sum", "CUDA"}));
+}
+
+// A refusal is per kernel: the module's other kernels load and run, and looking up the refused
+// one says why; a second load (from the translation cache) says the same.
+TEST_F(PtxOnVulkan, ARefusedKernelLeavesTheOthersRunning) {
+  const std::string text = kVectorAdd + R"(
+.visible .entry warp_sum(
+    .param .u64 warp_sum_param_0
+)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<3>;
+
+    ld.param.u64 %rd1, [warp_sum_param_0];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    shfl.sync.bfly.b32 %r2, %r1, 16, 31, -1;
+    add.s32 %r3, %r1, %r2;
+    st.global.u32 [%rd2], %r3;
+    ret;
+}
+)";
+  const int shfl_line =
+      1 +
+      static_cast<int>(std::count(
+          text.begin(), text.begin() + static_cast<std::ptrdiff_t>(text.find("shfl.sync")), '\n'));
+  for (int load = 0; load < 2; ++load) {
+    SCOPED_TRACE(load == 0 ? "first load" : "second load (the translation cache)");
+    hal_module module = nullptr;
+    ASSERT_OK(load_ptx(text, &module));
+    hal_function warp = nullptr;
+    EXPECT_HAL(HAL_ERROR_NOT_SUPPORTED, hal_module_get_function(module, "warp_sum", &warp));
+    EXPECT_EQ(warp, nullptr);
+    EXPECT_TRUE(LastErrorIs(
+        "hal_module_get_function",
+        {"'warp_sum'", "shfl", "PTX line " + std::to_string(shfl_line), "CUDA device"}));
+    hal_function vadd = nullptr;
+    ASSERT_OK(hal_module_get_function(module, "vadd", &vadd));
+    const std::vector<float> a = ramp(300, 1.5f, 2.0f), b = ramp(300, -0.5f, 1.0f);
+    const std::vector<float> c = run_binary(vadd, 300, 64, a, b);
+    for (uint32_t i = 0; i < 300; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << "element " << i;
+    // A name that is not there at all is still NOT_FOUND, listing the refused kernel as such.
+    EXPECT_HAL(HAL_ERROR_NOT_FOUND, hal_module_get_function(module, "nothing", &warp));
+    EXPECT_TRUE(LastErrorHas({"warp_sum (unavailable)", "vadd"}));
+  }
 }
 
 TEST_F(PtxOnVulkan, SpecializationsAreRefused) {
