@@ -22,9 +22,14 @@ namespace cts {
 struct Options {
   bool quick = false;  // small shapes and few repetitions
   bool perf = false;   // run the Perf area
+  // --ir: the IR the kernel pack is loaded in (HAL_IR_SPIRV or HAL_IR_PTX) on every device, or
+  // HAL_IR_AUTO for each device's own choice (DeviceTest::pack_ir).
+  hal_ir ir = HAL_IR_AUTO;
 };
 const Options& options();
 void set_options(const Options& options);
+// "SPIR-V", "PTX", or for HAL_IR_AUTO "each device's own": what --ir asked for, in messages.
+const char* ir_text(hal_ir ir);
 
 // One device under test.
 struct Device {
@@ -92,16 +97,21 @@ class DeviceTest : public ::testing::TestWithParam<const Device*> {
   const hal_device_info& info() const { return GetParam()->info; }
   hal_device device() const { return GetParam()->device; }
   bool takes(hal_ir ir) const { return (info().ir_mask & ir) != 0; }
-  // The IR the kernel pack is loaded in on this device: PTX where taken, else SPIR-V, else the
+  // The IR the kernel pack is loaded in on this device. With --ir, the IR asked for where the
+  // device takes it, else HAL_IR_AUTO. Without, SPIR-V where taken (a Vulkan device takes PTX
+  // too, through translation, but its own IR runs every kernel of the pack), else PTX, else the
   // device's built-in kernels (HAL_IR_BUILTIN: its driver brings its own, under the pack's names
   // and parameter lists); HAL_IR_AUTO when the device takes none of them.
   hal_ir pack_ir() const;
-  // Why kernel |name| cannot run here (no IR of the pack, a missing feature), or "".
+  // Why kernel |name| cannot run here (no IR of the pack, or not the one --ir asks for; a missing
+  // feature), or "".
   std::string cannot_run(const std::string& name) const;
   // Loads kernel |name| of the pack, in pack_ir(), into |kernel|; or leaves it unloaded and sets
-  // |*skip| to why it cannot run here: what cannot_run says, or, on a device of built-in kernels,
-  // that its driver does not provide |name| (hal_module_load is HAL_ERROR_NOT_FOUND). Any other
-  // failure is a fatal test failure. CTS_LOAD_OR_SKIP wraps it.
+  // |*skip| to why it cannot run here: what cannot_run says; on a device of built-in kernels,
+  // that its driver does not provide |name| (hal_module_load is HAL_ERROR_NOT_FOUND); on a
+  // device that translates PTX, that it refuses this kernel's PTX (HAL_ERROR_NOT_SUPPORTED:
+  // warp-level instructions, and the other refusals docs/ABI.md lists), with its message. Any
+  // other failure is a fatal test failure. CTS_LOAD_OR_SKIP wraps it.
   void load_pack_kernel(Kernel* kernel, const std::string& name, std::string* skip);
   // Checks that the device still runs a kernel correctly (fill_f32 on a fresh buffer), or, where
   // it runs none, that a copy round trip still works.

@@ -1,8 +1,8 @@
 // hal-cts: the conformance suite. Runs every check of a hal device through libhal's public C API
 // and reports each test as passed, failed, skipped (with the reason) or a known failure.
 //
-//   hal-cts [--device <selector>]... [--quick] [--perf] [--filter <pattern>] [--json <file>]
-//           [--known-failures <file>] [--list]
+//   hal-cts [--device <selector>]... [--quick] [--perf] [--ir <spirv|ptx>] [--filter <pattern>]
+//           [--json <file>] [--report-md <file>] [--known-failures <file>] [--list]
 //
 // Exit status: 0 when no test failed (known failures do not count), 1 when one did, 2 on a usage
 // or setup error, 77 when the selector matches no device (a skip for ctest).
@@ -29,13 +29,18 @@ namespace {
 constexpr int kExitNoDevice = 77;
 
 const char kUsage[] =
-    "usage: hal-cts [--device <selector>]... [--quick] [--perf] [--filter <pattern>]\n"
-    "               [--json <file>] [--report-md <file>] [--known-failures <file>] [--list]\n"
+    "usage: hal-cts [--device <selector>]... [--quick] [--perf] [--ir <spirv|ptx>]\n"
+    "               [--filter <pattern>] [--json <file>] [--report-md <file>]\n"
+    "               [--known-failures <file>] [--list]\n"
     "\n"
     "  --device <selector>      a hal selector: vulkan:0, cuda:0, 2, default, or part of a\n"
     "                           device name; repeat or separate by commas (default: every device)\n"
     "  --quick                  small shapes and few repetitions\n"
     "  --perf                   also measure bandwidth, launch rate and GFLOP/s\n"
+    "  --ir <spirv|ptx>         load the kernel pack in this IR on every device: ptx on a Vulkan\n"
+    "                           device runs the pack's PTX through translation; the pack's tests\n"
+    "                           skip on a device that does not take it (default: SPIR-V where\n"
+    "                           taken, else PTX, else the device's built-in kernels)\n"
     "  --filter <pattern>       run only matching tests, gtest syntax: Area.Test*:Other.*-Excl.*\n"
     "  --json <file>            write the report as JSON\n"
     "  --report-md <file>       write the one-page summary to publish, in Markdown\n"
@@ -45,6 +50,7 @@ const char kUsage[] =
 struct Args {
   std::vector<std::string> selectors;
   bool quick = false, perf = false, list = false;
+  hal_ir ir = HAL_IR_AUTO;
   std::string filter, json, report_md, known_failures;
   std::vector<std::string> gtest_flags;
 };
@@ -69,6 +75,16 @@ bool parse(int argc, char** argv, Args* args) {
       args->quick = true;
     } else if (a == "--perf") {
       args->perf = true;
+    } else if (a == "--ir") {
+      if (!value(&v)) return false;
+      if (v == "spirv") {
+        args->ir = HAL_IR_SPIRV;
+      } else if (v == "ptx") {
+        args->ir = HAL_IR_PTX;
+      } else {
+        std::fprintf(stderr, "hal-cts: --ir takes spirv or ptx, not '%s'\n\n%s", v.c_str(), kUsage);
+        return false;
+      }
     } else if (a == "--list") {
       args->list = true;
     } else if (a == "--filter") {
@@ -187,6 +203,7 @@ int main(int argc, char** argv) {
   cts::Options options;
   options.quick = args.quick;
   options.perf = args.perf;
+  options.ir = args.ir;
   cts::set_options(options);
 
   cts::RunContext run;
@@ -232,9 +249,9 @@ int main(int argc, char** argv) {
 
   // The header a reader of the log needs to know what ran.
   run.started_at = cts::utc_now();
-  std::printf("hal-cts %s (commit %s), %s, %s run\n",
+  std::printf("hal-cts %s (commit %s), %s, %s run, kernel pack in %s IR\n",
               hal_tools::version_text(hal_version()).c_str(), cts::build_commit(),
-              run.started_at.c_str(), args.quick ? "quick" : "full");
+              run.started_at.c_str(), args.quick ? "quick" : "full", cts::ir_text(args.ir));
   std::printf("host: %s, %s %s%s%s\n", run.host.os.c_str(), run.host.kernel.c_str(),
               run.host.machine.c_str(), run.host.cpu.empty() ? "" : ", ", run.host.cpu.c_str());
   for (const cts::Device& d : cts::devices()) {

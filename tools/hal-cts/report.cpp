@@ -257,6 +257,9 @@ std::string Recorder::json(const RunContext& run, double total_ms) const {
   j.field("quick", options().quick);
   j.field("perf", options().perf);
   j.field("mode", std::string(options().quick ? "quick" : "full"));
+  j.field("ir", std::string(options().ir == HAL_IR_PTX     ? "ptx"
+                            : options().ir == HAL_IR_SPIRV ? "spirv"
+                                                           : "auto"));
   j.field("filtered", run.filtered);
   j.end_object();
   std::vector<std::string> reasons;
@@ -337,7 +340,8 @@ std::string Recorder::markdown(const RunContext& run, double total_ms) const {
   line("|---|---|");
   line("| hal | " + hal_tools::version_text(hal_version()) + " (commit " + build_commit() + ") |");
   line("| run | " + run.started_at + " to " + run.finished_at + ", " +
-       (options().quick ? "quick" : "full") + (options().perf ? " with --perf" : "") + " |");
+       (options().quick ? "quick" : "full") + (options().perf ? " with --perf" : "") +
+       ", kernel pack in " + ir_text(options().ir) + " IR |");
   line("| host | " + run.host.os + ", " + run.host.kernel + " " + run.host.machine +
        (run.host.cpu.empty() ? "" : ", " + run.host.cpu) + " |");
   line("| command | `" + run.command_line + "` |");

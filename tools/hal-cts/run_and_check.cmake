@@ -10,13 +10,23 @@
 # (--report-md, next to the report) must be written; a quick run is never submittable, a full one
 # without failures is.
 # With ALL_PASS=<area>, every test of that area must pass: a skip or a known failure there fails
-# the check (the CPU PTX device runs every Numerics test; none may hide behind a skip).
+# the check (the CPU PTX device runs every Numerics test; none may hide behind a skip), except a
+# skip whose reason matches the regular expression SKIP_ALLOWED, when given.
+# IR=<spirv|ptx> runs with --ir (the kernel pack in that IR); the check is skipped when the
+# device does not take it. FILTER=<pattern> runs with --filter.
 #   cmake -DHAL_CTS=<hal-cts> -DDEVICE=<selector> -DREPORT=<file> [-DPYTHON=<python3>]
-#         [-DFULL=ON] [-DALL_PASS=<area>] -P this
+#         [-DFULL=ON] [-DIR=<spirv|ptx>] [-DFILTER=<pattern>] [-DALL_PASS=<area>]
+#         [-DSKIP_ALLOWED=<regex>] -P this
 file(REMOVE ${REPORT} ${REPORT}.md)
 set(mode --quick)
 if(FULL)
   set(mode --perf)
+endif()
+if(IR)
+  list(APPEND mode --ir ${IR})
+endif()
+if(FILTER)
+  list(APPEND mode --filter ${FILTER})
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env HAL_LOG_LEVEL=warn
                         ${HAL_CTS} --device ${DEVICE} ${mode} --json ${REPORT}
@@ -58,6 +68,18 @@ string(JSON ntests LENGTH "${json}" tests)
 if(ndevices LESS 1 OR ntests LESS 1)
   message(FATAL_ERROR "the report holds ${ndevices} device(s) and ${ntests} test(s)")
 endif()
+if(IR)
+  string(JSON asked GET "${json}" options ir)
+  if(NOT asked STREQUAL IR)
+    message(FATAL_ERROR "the report's options.ir is '${asked}', not '${IR}'")
+  endif()
+  string(JSON device_irs GET "${json}" devices 0 ir)
+  string(FIND "${device_irs}" "\"${IR}\"" takes_ir)
+  if(takes_ir EQUAL -1)
+    message("hal-cts: skipped: no device matches ${DEVICE} that takes ${IR} (it takes ${device_irs})")
+    return()
+  endif()
+endif()
 math(EXPR last "${ntests} - 1")
 foreach(i RANGE ${last})
   string(JSON name GET "${json}" tests ${i} name)
@@ -68,6 +90,9 @@ foreach(i RANGE ${last})
     message(FATAL_ERROR "test ${name} has the result '${result}'")
   endif()
   if(ALL_PASS AND name MATCHES "^${ALL_PASS}\\." AND NOT result STREQUAL "passed")
+    if(result STREQUAL "skipped" AND SKIP_ALLOWED AND text MATCHES "${SKIP_ALLOWED}")
+      continue()
+    endif()
     message(FATAL_ERROR "test ${name} is '${result}' (${text}); every ${ALL_PASS} test must pass "
                         "on ${DEVICE}")
   endif()
