@@ -4,10 +4,16 @@
 // when hal-tune has run there (docs/TUNING.md), else the default; it prints which.
 //
 //   matmul [--device <selector>] [--m M] [--n N] [--k K] [--dtype f32|f16] [--kernel <name>]
-//          [--alpha a] [--beta b] [--iters n]
+//          [--alpha a] [--beta b] [--iters n] [--ir spirv|ptx]
+//
+// --ir loads the kernel in that IR instead of the device's own choice (SPIR-V on a Vulkan
+// device): `--device vulkan:0 --ir ptx` runs the pack's PTX there, translated to SPIR-V by hal.
+// A plan for another IR (a tuned SPIR-V plan specializes the tiles) then gives only its kernel,
+// loaded by name with the tiles it was built with.
 //
 // Exit status: 0 when every element is within the tolerance bound, 1 when one is not, 2 on
-// errors.
+// errors, 77 when there is no device to run on (none matches the selector, or it does not take
+// the IR asked for).
 #include <hal_kernels/reference.h>
 
 #include <cstdio>
@@ -19,11 +25,11 @@
 namespace ref = hal_kernels::ref;
 
 int main(int argc, char** argv) {
-  const sample::Args args(argc, argv,
-                          "[--device <selector>] [--m M] [--n N] [--k K] [--dtype f32|f16] "
-                          "[--kernel <name>] [--alpha a] [--beta b] [--iters n]",
-                          {"device", "m", "n", "k", "dtype", "kernel", "alpha", "beta", "iters"},
-                          {});
+  const sample::Args args(
+      argc, argv,
+      "[--device <selector>] [--m M] [--n N] [--k K] [--dtype f32|f16] "
+      "[--kernel <name>] [--alpha a] [--beta b] [--iters n] [--ir spirv|ptx]",
+      {"device", "m", "n", "k", "dtype", "kernel", "alpha", "beta", "iters", "ir"}, {});
   const uint32_t M = args.get_u32("m", 256), N = args.get_u32("n", 256), K = args.get_u32("k", 256);
   const std::string dtype = args.get("dtype", "f32");
   const std::string requested = args.get("kernel", "");
@@ -34,7 +40,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  const sample::Device device = sample::open_device(args.get("device", "default"));
+  const sample::Device device =
+      sample::open_device(args.get("device", "default"), args.get("ir", ""));
   hal_kernels::tune::LaunchPlan plan;
   if (requested.empty()) {
     std::string why;
@@ -43,8 +50,16 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const sample::Kernel kernel = requested.empty() ? sample::load_planned(device, plan)
-                                                  : sample::load_kernel(device, requested);
+  // The plan as made, where it is for the IR to run; else its kernel, by name, in that IR.
+  const bool planned = requested.empty() && plan.ir == device.ir;
+  if (requested.empty() && !planned) {
+    std::printf("plan: %s (%s), %s; its kernel runs in %s with the tiles it was built with\n",
+                plan.kernel.c_str(), plan.label.c_str(), plan.source.c_str(),
+                device.ir == HAL_IR_PTX ? "PTX" : "SPIR-V");
+  }
+  const sample::Kernel kernel =
+      planned ? sample::load_planned(device, plan)
+              : sample::load_kernel(device, requested.empty() ? plan.kernel : requested);
   const std::string name = kernel.info->name;
   const bool f16 = std::string(kernel.info->dtype) == "f16";
   const ref::Storage storage = f16 ? ref::Storage::kF16 : ref::Storage::kF32;
@@ -72,15 +87,15 @@ int main(int argc, char** argv) {
   upload(db, b);
   upload(dc, c);
 
-  // The block's tile of C, for the grid of a kernel asked for by name.
+  // The block's tile of C, for the grid of a kernel loaded by name.
   uint32_t bm = 16, bn = 16;
   hal_kernels_matmul_tile(kernel.info, nullptr, &bm, &bn);
   uint32_t m = M, n = N, k = K, lda = K, ldb = N, ldc = N;
   float al = alpha, be = beta;
   const std::vector<void*> params = {&da.ptr, &db.ptr, &dc.ptr, &m,  &n, &k,
                                      &lda,    &ldb,    &ldc,    &al, &be};
-  const uint32_t gx = requested.empty() ? plan.grid[0] : (N + bn - 1) / bn;
-  const uint32_t gy = requested.empty() ? plan.grid[1] : (M + bm - 1) / bm;
+  const uint32_t gx = planned ? plan.grid[0] : (N + bn - 1) / bn;
+  const uint32_t gy = planned ? plan.grid[1] : (M + bm - 1) / bm;
 
   // The checked run (it also builds the pipeline), then the timed runs.
   sample::launch(device, kernel, gx, gy, 1, params);

@@ -55,23 +55,46 @@ bool Args::flag(const std::string& name) const {
   return values_.count(name) != 0;
 }
 
-Device open_device(const std::string& selector) {
+Device open_device(const std::string& selector, const std::string& ir) {
   Device d;
   uint32_t count = 0;
   if (hal_device_count(&count) == HAL_SUCCESS && count == 0) {
     std::fprintf(stderr, "no device: hal found none (hal-info says why)\n");
     std::exit(kNoDevice);
   }
-  SAMPLE_CHECK(hal_device_find(selector.c_str(), &d.device));
-  d.info.struct_size = sizeof d.info;
-  SAMPLE_CHECK(hal_device_get_info(d.device, &d.info));
-  d.ir = (d.info.ir_mask & HAL_IR_SPIRV) ? HAL_IR_SPIRV : HAL_IR_PTX;
-  if (!(d.info.ir_mask & d.ir)) {
-    std::fprintf(stderr, "error: device '%s' takes neither PTX nor SPIR-V\n", d.info.name);
+  if (ir != "" && ir != "spirv" && ir != "ptx") {
+    std::fprintf(stderr, "error: --ir takes spirv or ptx, not '%s'\n", ir.c_str());
     std::exit(2);
   }
+  const hal_status found = hal_device_find(selector.c_str(), &d.device);
+  if (found == HAL_ERROR_NOT_FOUND) {
+    std::fprintf(stderr, "no device: none matches '%s': %s\n", selector.c_str(), hal_last_error());
+    std::exit(kNoDevice);
+  }
+  if (found != HAL_SUCCESS) die("hal_device_find");
+  d.info.struct_size = sizeof d.info;
+  SAMPLE_CHECK(hal_device_get_info(d.device, &d.info));
+  const bool spirv = (d.info.ir_mask & HAL_IR_SPIRV) != 0;
+  if (ir.empty()) {
+    d.ir = spirv ? HAL_IR_SPIRV : HAL_IR_PTX;
+    if (!(d.info.ir_mask & d.ir)) {
+      std::fprintf(stderr, "error: device '%s' takes neither PTX nor SPIR-V\n", d.info.name);
+      std::exit(2);
+    }
+  } else {
+    d.ir = ir == "ptx" ? HAL_IR_PTX : HAL_IR_SPIRV;
+    if (!(d.info.ir_mask & d.ir)) {
+      std::fprintf(stderr, "no device: '%s' does not take %s\n", d.info.name,
+                   d.ir == HAL_IR_PTX ? "PTX" : "SPIR-V");
+      std::exit(kNoDevice);
+    }
+  }
   SAMPLE_CHECK(hal_stream_create(d.device, &d.stream));
-  std::printf("device: %s (%s)\n", d.info.name, d.ir == HAL_IR_PTX ? "PTX" : "SPIR-V");
+  // PTX on a device that also takes SPIR-V is a Vulkan device translating it.
+  std::printf("device: %s (%s)\n", d.info.name,
+              d.ir == HAL_IR_SPIRV ? "SPIR-V"
+              : spirv              ? "PTX, translated to SPIR-V"
+                                   : "PTX");
   return d;
 }
 

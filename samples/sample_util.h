@@ -43,12 +43,17 @@ class Args {
 struct Device {
   hal_device device = nullptr;
   hal_device_info info{};
-  hal_ir ir = HAL_IR_SPIRV;  // PTX where the device takes it, else SPIR-V
+  // The IR the pack's kernels are loaded in: the one asked for, else SPIR-V where the device
+  // takes it (a Vulkan device takes PTX too, through translation), else PTX.
+  hal_ir ir = HAL_IR_SPIRV;
   hal_stream stream = nullptr;
 };
 
-// Finds the device for |selector| and creates a stream on it; prints what it found.
-Device open_device(const std::string& selector);
+// Finds the device for |selector| and creates a stream on it; prints what it found. |ir| is
+// "spirv" or "ptx" to load the pack in that IR (a sample's --ir), "" for the device's choice.
+// Exits with kNoDevice when there is no device, none matches |selector| or it does not take
+// |ir|; with 2 for another |ir| or a device that takes neither IR.
+Device open_device(const std::string& selector, const std::string& ir = "");
 
 struct Kernel {
   const hal_kernel_info* info = nullptr;

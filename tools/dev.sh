@@ -101,9 +101,12 @@ format_check() {
 run_main() {
   step "hal-info"
   "$build/bin/hal-info"
-  # Exit status 77 means "no device to run on" (a machine without any): said, not a failure.
+  # Exit status 77 means "no device to run on" (a machine without any, or without a Vulkan
+  # device that takes PTX): said, not a failure. The last runs the pack's PTX on the first Vulkan
+  # device, translated to SPIR-V by hal.
   local extra exe status
-  for extra in "hal-cts --device default --quick" "matmul --device default"; do
+  for extra in "hal-cts --device default --quick" "matmul --device default" \
+    "matmul --device vulkan:0 --ir ptx"; do
     exe=${extra%% *}
     step "$extra"
     status=0
