@@ -12,17 +12,25 @@
 #      libcuda), then run hal-info (HAL_BACKENDS=cuda, =vulkan, and both) and cuda_gpu_test,
 #      which fails here (rather than skips) when no CUDA device is usable;
 #   3. build everything else, then the whole test suite (ctest; JUnit XML as well as the log);
-#   4. a traced matmul sample on cuda:0 and vulkan:0 (HAL_TRACE; the file is checked by
+#   4. the pack's PTX through NVIDIA's Vulkan driver (vulkan:0; hal translates it to SPIR-V)
+#      against the same PTX on CUDA: the three-way differential of hal_test_kernels (each
+#      kernel's SPIR-V on vulkan:0, PTX on cuda:0 and PTX on vulkan:0, same inputs, against the
+#      CPU reference and each other; Pack/Differential.*) and the set of kernels whose PTX
+#      translates (PackPtxOnVulkan.*), kept as differential.log and differential.xml (ctest ran
+#      them too; here they are on their own, whatever became of the ctest run);
+#   5. a traced matmul sample on cuda:0 and vulkan:0 (HAL_TRACE; the file is checked by
 #      tests/trace/check_trace.py and kept as trace-<device>.json, to open in Perfetto);
-#   5. the tuner (hal-tune) on cuda:0 and vulkan:0: matmul_f32 and matmul_f16 at 4096^3 (on
+#   6. the tuner (hal-tune) on cuda:0 and vulkan:0: matmul_f32 and matmul_f16 at 4096^3 (on
 #      cuda:0 the tensor-core kernels are matmul_f16 candidates) and attention_f32 at
 #      16x1024x1024x64, HAL_GPU_CHECK_TUNE_BUDGET seconds per family (default 20); the tuning
 #      databases land in RESULTS_DIR/cache (HAL_CACHE_DIR for this and the next step);
-#   6. the conformance suite (hal-cts) and the benchmarks (hal-bench) on cuda:0 and vulkan:0,
-#      when those programs exist in the build; a missing one is reported as MISSING. Their
-#      matmul and attention figures use the tuned choices of step 5 and say so. Then the matmul
-#      figures at full size on cuda:0 (hal-bench --filter matmul: every pack kernel at 1024^3 to
-#      4096^3 against cuBLAS, sgemm for fp32 and cublasGemmEx for fp16).
+#   7. the conformance suite (hal-cts) on cuda:0 and vulkan:0, and on vulkan:0 again with
+#      --ir ptx (the pack's PTX through translation, kernels refused as warp-level skipped:
+#      hal-cts-vulkan0-ptx.json beside hal-cts-cuda0.json), then the benchmarks (hal-bench) on
+#      cuda:0 and vulkan:0, when those programs exist in the build; a missing one is reported
+#      as MISSING. Their matmul and attention figures use the tuned choices of step 6 and say
+#      so. Then the matmul figures at full size on cuda:0 (hal-bench --filter matmul: every pack
+#      kernel at 1024^3 to 4096^3 against cuBLAS, sgemm for fp32 and cublasGemmEx for fp16).
 # Everything lands in RESULTS_DIR as it happens (a check killed from outside keeps what it has):
 # one log per step, and summary.txt with one line per step: PASS, FAIL (exit code), TIMEOUT,
 # SKIPPED (the budget or an earlier step), NO DEVICE (exit 77: the device named does not exist)
@@ -31,10 +39,11 @@
 # Every step is bounded by its own timeout and by what is left of the budget. Override in
 # seconds: HAL_GPU_CHECK_BUDGET (540), HAL_GPU_CHECK_BUILD_TIMEOUT (420, each build step),
 # HAL_GPU_CHECK_TEST_TIMEOUT (300, the ctest run), HAL_GPU_CHECK_RUN_TIMEOUT (120, each hal-cts,
-# hal-bench and cuda_gpu_test run) and HAL_GPU_CHECK_INFO_TIMEOUT (30). Extra CMake arguments go
-# in HAL_GPU_CHECK_CMAKE_ARGS, extra arguments of hal-cts in HAL_GPU_CHECK_CTS_ARGS (default
-# none) and of hal-bench in HAL_GPU_CHECK_BENCH_ARGS (default --quick); both also write JSON
-# results next to their logs. The build uses every core (nproc; HAL_GPU_CHECK_JOBS overrides).
+# hal-bench, differential and cuda_gpu_test run) and HAL_GPU_CHECK_INFO_TIMEOUT (30). Extra
+# CMake arguments go in HAL_GPU_CHECK_CMAKE_ARGS, extra arguments of hal-cts in
+# HAL_GPU_CHECK_CTS_ARGS (default none; every hal-cts run gets them) and of hal-bench in
+# HAL_GPU_CHECK_BENCH_ARGS (default --quick); both also write JSON results next to their logs.
+# The build uses every core (nproc; HAL_GPU_CHECK_JOBS overrides).
 #
 # The exit code is 0 when every step that ran passed (MISSING and NO DEVICE do not fail it), 1
 # when any failed, timed out or was skipped, 2 for wrong usage. The script installs nothing and
@@ -43,7 +52,8 @@
 set -uo pipefail
 
 if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-  sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'
+  # The comment block above, up to its first line of code.
+  awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"
   exit 2
 fi
 
@@ -162,6 +172,17 @@ else
   note "ctest" "SKIPPED: the build failed"
 fi
 
+# The pack's PTX on vulkan:0, translated by hal, against the same PTX on cuda:0 and the SPIR-V on
+# vulkan:0 (step 4 above). cuda:0 is the GPU here: HAL_CUDA_LIBRARY is not set.
+kernels_test=$build/bin/hal_test_kernels
+if [ -x "$kernels_test" ]; then
+  run_step "differential (PTX on vulkan:0)" "$run_timeout" "$out/differential.log" \
+    "$kernels_test" "--gtest_filter=Pack/Differential.*:PackPtxOnVulkan.*" \
+    "--gtest_output=xml:$out/differential.xml"
+else
+  note "differential" "MISSING (hal_test_kernels not built in $build)"
+fi
+
 # A traced matmul per device: the timeline file must hold the expected spans (check_trace.py).
 if [ -x "$build/bin/matmul" ] && command -v python3 >/dev/null; then
   for device in cuda:0 vulkan:0; do
@@ -202,6 +223,13 @@ for program in hal-cts hal-bench; do
     run_step "$program ($device)" "$run_timeout" "$out/$program-${device/:/}.log" \
       "$path" --device "$device" --json "$out/$program-${device/:/}.json" ${extra[@]+"${extra[@]}"}
   done
+  # The pack's PTX through NVIDIA's Vulkan driver: the same Numerics as on cuda:0 above, the
+  # PTX translated to SPIR-V by hal.
+  if [ "$program" = hal-cts ]; then
+    run_step "hal-cts (vulkan:0, --ir ptx)" "$run_timeout" "$out/hal-cts-vulkan0-ptx.log" \
+      "$path" --device vulkan:0 --ir ptx --json "$out/hal-cts-vulkan0-ptx.json" \
+      ${extra[@]+"${extra[@]}"}
+  fi
 done
 
 if [ -x "$build/bin/hal-bench" ]; then
