@@ -21,11 +21,13 @@ class Kernel {
   // Loads |name| in |ir| with optional specializations; fails the test on error.
   void load(hal_device device, const std::string& name, hal_ir ir,
             const std::vector<hal_specialization>& specializations = {});
-  // Loads as load() does, but a module the device refuses is an answer, not a failure: for a
+  // Loads as load() does, but the device refusing the kernel is an answer, not a failure: for a
   // test that expects some devices to refuse some kernels (a Vulkan device refusing warp-level
-  // PTX). Returns hal_module_load's status; when it is not HAL_SUCCESS nothing is loaded and
-  // hal_last_error() still says why. What the device does not decide, a kernel the pack lacks in
-  // |ir| or a loaded module without the kernel's entry point, fails the test as in load().
+  // PTX). Returns HAL_SUCCESS, or the refusal: hal_module_load's status, nothing loaded; or
+  // HAL_ERROR_NOT_SUPPORTED from hal_module_get_function (the module loaded, this kernel of it
+  // cannot run here), the module kept and |function| null. Either way hal_last_error() still
+  // says why. What the device does not decide, a kernel the pack lacks in |ir| or a module
+  // without the kernel's entry point, fails the test as in load().
   hal_status try_load(hal_device device, const std::string& name, hal_ir ir,
                       const std::vector<hal_specialization>& specializations = {});
   // Launches with the manifest's block size; fails the test on error, and when |args| does not
@@ -37,7 +39,7 @@ class Kernel {
   hal_function function = nullptr;
 
  private:
-  // The body of both loads: |*loaded| receives hal_module_load's status.
+  // The body of both loads: |*loaded| receives the device's answer (see try_load).
   void open(hal_device device, const std::string& name, hal_ir ir,
             const std::vector<hal_specialization>& specializations, hal_status* loaded);
 };

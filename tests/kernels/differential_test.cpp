@@ -50,7 +50,9 @@ bool takes_ptx(hal_device device) {
 
 // The pack's PTX modules loaded on a Vulkan device, each once: a module holds several kernels
 // (every matmul of matmul.ptx), and each load translates and compiles all of them, which on
-// lavapipe takes seconds. A refusal is kept as the answer for every kernel of the module.
+// lavapipe takes seconds. The device refuses a kernel at hal_module_get_function, or the whole
+// module at load when none of its kernels translates; a module's refusal is kept as the answer
+// for each of its kernels.
 class PtxTranslations {
  public:
   PtxTranslations() = default;
@@ -64,8 +66,9 @@ class PtxTranslations {
     }
   }
   // Gives |*kernel| the function of pack kernel |name| from its PTX on |device| (the Kernel does
-  // not own the module) and returns HAL_SUCCESS; or returns the status the module's load was
-  // refused with, and its hal_last_error() in |*refusal|.
+  // not own the module) and returns HAL_SUCCESS; or returns the status the device refused the
+  // module or the kernel with (HAL_ERROR_NOT_SUPPORTED from hal_module_get_function), and its
+  // hal_last_error() in |*refusal|.
   hal_status get(hal_device device, const std::string& name, Kernel* kernel, std::string* refusal) {
     const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), HAL_IR_PTX);
     EXPECT_NE(blob, nullptr) << "the kernel pack has no PTX of " << name;
@@ -84,6 +87,10 @@ class PtxTranslations {
       return m.status;
     }
     const hal_status s = hal_module_get_function(m.module, blob->entry_point, &kernel->function);
+    if (s == HAL_ERROR_NOT_SUPPORTED) {
+      *refusal = hal_last_error();
+      return s;
+    }
     EXPECT_EQ(s, HAL_SUCCESS) << name << ": " << last_error(s);
     kernel->info = blob->kernel;
     return s;

@@ -53,7 +53,15 @@ TEST_P(Modules, EveryPackKernelLoads) {
       }
       ASSERT_EQ(s, HAL_SUCCESS) << describe(s);
       hal_function f = nullptr;
-      CTS_EXPECT_OK(hal_module_get_function(module, blob->entry_point, &f));
+      const hal_status got = hal_module_get_function(module, blob->entry_point, &f);
+      if (ir == HAL_IR_PTX && takes(HAL_IR_SPIRV) && got == HAL_ERROR_NOT_SUPPORTED) {
+        // The module loaded with the kernels that translate, and this one is refused by itself,
+        // saying why: as above.
+        CTS_EXPECT_STATUS(HAL_ERROR_NOT_SUPPORTED, "hal_module_get_function", got);
+        CTS_EXPECT_OK(hal_module_unload(module));
+        continue;
+      }
+      CTS_EXPECT_OK(got);
       if (f != nullptr) {
         hal_function_info fi{};
         fi.struct_size = sizeof fi;
