@@ -130,6 +130,7 @@ const char* mod_name(Mod mod);  // the word without its dot, e.g. "L2::cache_hin
 class ModSet {
  public:
   void add(Mod mod) { bits_[index(mod)] |= bit(mod); }
+  void remove(Mod mod) { bits_[index(mod)] &= ~bit(mod); }
   bool has(Mod mod) const { return (bits_[index(mod)] & bit(mod)) != 0; }
   bool empty() const { return (bits_[0] | bits_[1] | bits_[2] | bits_[3]) == 0; }
 

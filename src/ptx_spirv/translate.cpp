@@ -1,6 +1,7 @@
 #include "ptx_spirv/translate.h"
 
 #include "ptx_spirv/builder.h"
+#include "ptx_spirv/inline.h"
 #include "ptx_spirv/kernel.h"
 
 namespace hal::ptx_spirv {
@@ -60,7 +61,10 @@ bool translate(const ir::Module& module, const Target& target, Translation* out,
                           std::to_string(kMaxInstructions) + " instructions"};
       }
       KernelInfo info;
-      Kernel kernel(builder, state, module, function, target);
+      ir::Function inlined;
+      const bool calls = has_calls(function);
+      if (calls) inline_calls(module, function, &inlined);
+      Kernel kernel(builder, state, module, calls ? inlined : function, target);
       kernel.translate(&info);
       out->kernels.push_back(std::move(info));
     } catch (const Refusal& refusal) {

@@ -14,6 +14,7 @@
 //  - Shared memory: the static .shared variables, then the dynamic (.extern .shared) memory,
 //    in one Workgroup array. When the kernel declares .extern .shared, the array's length adds
 //    the specialization constant kSharedBytesSpecId (the launch's shared_bytes), rounded up.
+//  - Calls to .func are inlined (inline.h): each entry point is one SPIR-V function.
 //  - Every module produced is validated by the caller; the translator promises SPIR-V that
 //    passes spirv-val for Vulkan 1.2, and a failure there is a translator bug.
 //
