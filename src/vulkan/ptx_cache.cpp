@@ -247,7 +247,10 @@ bool read_ptx_cache(const std::string& path, std::string_view ptx, const ptx_spi
     return false;
   }
   Reader in(file.data() + key.size(), file.data() + body);
-  return parse_payload(in, out, why);
+  if (!parse_payload(in, out, why)) return false;
+  // A file in use is recent, whatever its age: pruning removes the least recently used.
+  std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), error);
+  return true;
 }
 
 void write_ptx_cache(const std::string& path, std::string_view ptx, const ptx_spirv::Target& target,
@@ -278,6 +281,45 @@ void write_ptx_cache(const std::string& path, std::string_view ptx, const ptx_sp
   put(&file, fnv1a(file.data(), file.size()), 8);
 
   write_file_atomically(path, file, "PTX translation cache");
+  prune_ptx_cache(std::filesystem::path(path).parent_path().string(), kPtxCacheBudgetBytes);
+}
+
+void prune_ptx_cache(const std::string& directory, uint64_t budget_bytes) {
+  struct Entry {
+    std::filesystem::path path;
+    std::filesystem::file_time_type used;
+    uintmax_t size;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(directory, error), end; !error && it != end;
+       it.increment(error)) {
+    // Only the cache's own files: "<16 hex digits>.bin".
+    const std::string name = it->path().filename().string();
+    if (name.size() != 20 || name.compare(16, 4, ".bin") != 0) continue;
+    std::error_code stat_error;
+    const uintmax_t size = it->file_size(stat_error);
+    const auto used = it->last_write_time(stat_error);
+    if (stat_error) continue;
+    entries.push_back(Entry{it->path(), used, size});
+    total += size;
+  }
+  if (total <= budget_bytes) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  // Down to three quarters of the budget, so that the next writes do not prune again at once.
+  const uint64_t target = budget_bytes / 4 * 3;
+  size_t removed = 0;
+  for (const Entry& entry : entries) {
+    if (total <= target) break;
+    std::error_code remove_error;
+    // Another process may have removed or replaced it: either way it is not counted again.
+    if (std::filesystem::remove(entry.path, remove_error)) ++removed;
+    total -= std::min<uint64_t>(total, entry.size);
+  }
+  hal::log()->debug("vulkan: pruned {} PTX translation(s) from {} (over {} bytes)", removed,
+                    directory, budget_bytes);
 }
 
 }  // namespace hal::vulkan

@@ -10,20 +10,25 @@
 //
 // File format (version 2, little-endian): the key (magic "HALPTXSV", format version, hal
 // version, build id, Target fields, PTX length and text), then the KernelInfo list, the refused
-// kernels (name and reason) and the SPIR-V words, then an FNV-1a checksum of everything before it. A file that is missing,
-// truncated, corrupt, of another format or for another key is a miss (with the reason); nothing
-// read from a file is trusted: the caller validates the SPIR-V and checks the kernels as it
-// does a fresh translation's.
+// kernels (name and reason) and the SPIR-V words, then an FNV-1a checksum of everything before it.
+// A file that is missing, truncated, corrupt, of another format or for another key is a miss (with
+// the reason); nothing read from a file is trusted: the caller validates the SPIR-V and checks the
+// kernels as it does a fresh translation's.
 //
 // Writing goes to a temporary file next to the target, renamed over it, so readers never see a
 // partial file and concurrent writers (threads or processes) do not corrupt each other. Failures
 // to write are logged, never reported: the cache is an optimisation.
+//
+// Size: after each write, when the directory's cache files take more than kPtxCacheBudgetBytes,
+// the least recently used (written or read) are removed until they take three quarters of it.
+// Files of earlier builds of hal, never read again, go first.
 //
 // Thread-safety: every function may be called from any thread.
 #pragma once
 
 #include "ptx_spirv/translate.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -39,9 +44,16 @@ std::string ptx_cache_path(const std::string& dir, std::string_view ptx,
 bool read_ptx_cache(const std::string& path, std::string_view ptx, const ptx_spirv::Target& target,
                     ptx_spirv::Translation* out, std::string* why);
 
+inline constexpr uint64_t kPtxCacheBudgetBytes = uint64_t{256} << 20;
+
 // Writes |translation| of |ptx| for |target| to |path| (replacing what was there), creating the
-// directory if needed.
+// directory if needed, then prunes the directory to kPtxCacheBudgetBytes.
 void write_ptx_cache(const std::string& path, std::string_view ptx, const ptx_spirv::Target& target,
                      const ptx_spirv::Translation& translation);
+
+// Removes the least recently used cache files of |directory| (only the cache's own
+// "<hash>.bin" files) while they take more than |budget_bytes|, down to three quarters of it.
+// Failures are ignored: files another process removed meanwhile are simply gone.
+void prune_ptx_cache(const std::string& directory, uint64_t budget_bytes);
 
 }  // namespace hal::vulkan

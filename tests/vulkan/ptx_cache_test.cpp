@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -127,6 +128,42 @@ TEST_F(PtxCache, WhatIsWrittenIsReadBack) {
   write_ptx_cache(path, kPtx, target, other);
   ASSERT_TRUE(read_ptx_cache(path, kPtx, target, &out, &why)) << why;
   expect_same(out, other);
+}
+
+// Over the budget, the least recently used translations go (a read counts as a use), down to
+// three quarters of it; files that are not the cache's own stay.
+TEST_F(PtxCache, PruningRemovesTheLeastRecentlyUsed) {
+  const std::string ptx_dir = dir_ + "/ptx-spirv";
+  std::filesystem::create_directories(ptx_dir);
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::vector<std::string> paths;
+  for (int i = 0; i < 8; ++i) {
+    Target target;
+    target.max_shared_bytes = 1000u + static_cast<uint32_t>(i);  // eight different keys
+    paths.push_back(ptx_cache_path(dir_, kPtx, target));
+    write_file(paths.back(), std::vector<uint8_t>(1000, 0));
+    // The first is the oldest.
+    std::filesystem::last_write_time(paths.back(), now - std::chrono::hours(8 - i));
+  }
+  // The oldest file is used: it becomes the newest.
+  Target first;
+  first.max_shared_bytes = 1000;
+  write_ptx_cache(paths[0], kPtx, first, sample());
+  Translation out;
+  std::string why;
+  ASSERT_TRUE(read_ptx_cache(paths[0], kPtx, first, &out, &why)) << why;
+  write_file(ptx_dir + "/notes.txt", std::vector<uint8_t>(5000, 0));
+
+  hal::vulkan::prune_ptx_cache(ptx_dir, 6000);  // eight files of about 1000 bytes
+  // Down to 4500 bytes: paths[1..3] went (oldest first); paths[0] (just read, a few hundred
+  // bytes) and [4..7] stay.
+  EXPECT_TRUE(std::filesystem::exists(paths[0]));
+  for (int i = 1; i <= 3; ++i) EXPECT_FALSE(std::filesystem::exists(paths[i])) << i;
+  for (int i = 4; i < 8; ++i) EXPECT_TRUE(std::filesystem::exists(paths[i])) << i;
+  EXPECT_TRUE(std::filesystem::exists(ptx_dir + "/notes.txt"));
+  // Under the budget nothing goes.
+  hal::vulkan::prune_ptx_cache(ptx_dir, 1u << 20);
+  EXPECT_TRUE(std::filesystem::exists(paths[5]));
 }
 
 TEST_F(PtxCache, NoDirectoryNoCache) {
