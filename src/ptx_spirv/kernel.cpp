@@ -132,14 +132,10 @@ void Kernel::lay_out_params(KernelInfo* info) {
     offset += static_cast<uint32_t>(param.size());
   }
   param_bytes_ = offset;
-  if (param_bytes_ > target_.max_push_constant_bytes) {
-    refuse_kernel(function_.line,
-                  "its parameters take " + std::to_string(param_bytes_) +
-                      " bytes, more than the device's " +
-                      std::to_string(target_.max_push_constant_bytes) +
-                      " bytes of push constants, and parameters in a buffer are not "
-                      "supported yet");
-  }
+  // Beyond the device's push constants, the parameters are a block in memory that the launch
+  // fills, and the push constants carry its address.
+  params_in_buffer_ = param_bytes_ > target_.max_push_constant_bytes;
+  info->params_in_buffer = params_in_buffer_;
   info->param_bytes = param_bytes_;
   info->param_offsets = param_offsets_;
 }
@@ -374,7 +370,7 @@ void Kernel::declare_interface() {
   }
 
   if (param_bytes_ > 0) {
-    push_words_ = align_up(param_bytes_, 4) / 4;
+    push_words_ = params_in_buffer_ ? 2 : align_up(param_bytes_, 4) / 4;
     const uint32_t array = b.type_array(t_u32, b.u32(push_words_), 4);
     const uint32_t block = b.type_block(array);
     push_constants_ = b.global_variable(b.type_pointer(spv::StorageClass::PushConstant, block),

@@ -177,6 +177,7 @@ class Kernel {
   std::vector<int64_t> module_var_offset_;
   std::vector<int64_t> function_var_offset_;
   uint32_t param_bytes_ = 0;
+  bool params_in_buffer_ = false;  // the push constants hold the parameter block's address
   std::vector<uint32_t> param_offsets_;
   uint32_t shared_array_ = 0;  // Workgroup u32 array, or 0
   uint32_t local_array_ = 0;   // Function u32 array, or 0

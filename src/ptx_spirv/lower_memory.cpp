@@ -148,9 +148,25 @@ uint32_t Kernel::load_param(const ir::Instruction& ins, int64_t offset, uint32_t
     invalid(ins, "a parameter read outside the parameters or misaligned");
   }
   const uint32_t ptr = b.type_pointer(spv::StorageClass::PushConstant, t_u32);
-  auto word = [&](uint32_t index) {
+  auto push_word = [&](uint32_t index) {
     const uint32_t p = b.op(spv::Op::OpAccessChain, ptr, {push_constants_, b.u32(0), b.u32(index)});
     return b.op(spv::Op::OpLoad, t_u32, {p});
+  };
+  uint32_t block = 0;  // the parameter block's address, when the parameters are in memory
+  if (params_in_buffer_) {
+    block = b.op(spv::Op::OpBitwiseOr, t_u64,
+                 {b.op(spv::Op::OpUConvert, t_u64, {push_word(0)}),
+                  b.op(spv::Op::OpShiftLeftLogical, t_u64,
+                       {b.op(spv::Op::OpUConvert, t_u64, {push_word(1)}), b.u32(32)})});
+  }
+  auto word = [&](uint32_t index) {
+    if (!params_in_buffer_) return push_word(index);
+    const uint32_t address = b.op(spv::Op::OpIAdd, t_u64, {block, b.u64(uint64_t{index} * 4)});
+    const uint32_t p = b.op(spv::Op::OpConvertUToPtr,
+                            b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, t_u32),
+                            {address});
+    return b.op(spv::Op::OpLoad, t_u32,
+                {p, static_cast<uint32_t>(spv::MemoryAccessMask::Aligned), 4u});
   };
   const uint32_t index = static_cast<uint32_t>(offset / 4);
   if (bytes == 8) {

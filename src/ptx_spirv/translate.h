@@ -8,7 +8,9 @@
 //    model. Int64 is always used.
 //  - Parameters: the entry's .param bytes, laid out exactly as cuLaunchKernel packs them (each
 //    parameter at the next multiple of its alignment), are the entry's push-constant block, from
-//    offset 0. KernelInfo::param_offsets says where each one lies.
+//    offset 0, or, when they exceed Target::max_push_constant_bytes, a block in memory whose
+//    address is the push constants (KernelInfo::params_in_buffer). KernelInfo::param_offsets
+//    says where each one lies.
 //  - Block size: a WorkgroupSize built-in made of the specialization constants kBlockSpecIds
 //    (defaults 1), so the launch decides the block; a .reqntid kernel has a literal LocalSize.
 //  - Shared memory: the static .shared variables, then the dynamic (.extern .shared) memory,
@@ -56,8 +58,12 @@ struct Target {
 };
 
 struct KernelInfo {
-  std::string name;                     // the .entry's name, also the SPIR-V entry point's
-  uint32_t param_bytes = 0;             // the push-constant block's size
+  std::string name;          // the .entry's name, also the SPIR-V entry point's
+  uint32_t param_bytes = 0;  // the parameters' size, laid out as cuLaunchKernel does
+  // false: the parameters are the push-constant block; true (they take more than the device's
+  // push constants): they are a block in memory the launch writes, and the push-constant block
+  // is its 8-byte address (16-byte aligned, the block's size rounded up to 4 bytes).
+  bool params_in_buffer = false;
   std::vector<uint32_t> param_offsets;  // per PTX parameter, in order
   uint32_t static_shared_bytes = 0;     // static .shared variables, laid out
   bool dynamic_shared = false;          // declares .extern .shared (sized by shared_bytes)

@@ -275,9 +275,13 @@ hal_status MemoryManager::create_host_buffer(uint64_t size, HostBuffer* out,
   const VolkDeviceTable& vk = device_.vk();
   HostBuffer buffer;
   buffer.size = size;
+  // Kernels read some host-visible memory by address (PTX parameters too large for push
+  // constants travel in staging memory), so it has an address wherever the device has them.
+  const bool device_address = device_.caps().buffer_device_address;
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = size;
   info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | extra_usage;
+  if (device_address) info.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkResult result = vk.vkCreateBuffer(device_.handle(), &info, nullptr, &buffer.buffer);
   if (result != VK_SUCCESS) return device_.check(result, "vkCreateBuffer (host-visible)");
@@ -291,11 +295,17 @@ hal_status MemoryManager::create_host_buffer(uint64_t size, HostBuffer* out,
   if (type < 0) {
     status = hal::fail(HAL_ERROR_NOT_SUPPORTED, "no host-visible memory type for transfers");
   } else {
-    status = allocate_memory(requirements.size, static_cast<uint32_t>(type), false, &buffer.memory);
+    status = allocate_memory(requirements.size, static_cast<uint32_t>(type), device_address,
+                             &buffer.memory);
   }
   if (status == HAL_SUCCESS) {
     result = vk.vkBindBufferMemory(device_.handle(), buffer.buffer, buffer.memory, 0);
     if (result != VK_SUCCESS) status = device_.check(result, "vkBindBufferMemory");
+  }
+  if (status == HAL_SUCCESS && device_address) {
+    VkBufferDeviceAddressInfo address_info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+    address_info.buffer = buffer.buffer;
+    buffer.address = vk.vkGetBufferDeviceAddress(device_.handle(), &address_info);
   }
   if (status == HAL_SUCCESS) {
     void* mapped = nullptr;

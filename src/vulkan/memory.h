@@ -61,6 +61,7 @@ struct HostBuffer {
   VkBuffer buffer = VK_NULL_HANDLE;
   uint64_t size = 0;
   uint8_t* mapped = nullptr;
+  uint64_t address = 0;  // its device address where the device has bufferDeviceAddress, else 0
 };
 
 class MemoryManager {

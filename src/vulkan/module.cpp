@@ -581,6 +581,7 @@ hal_status create_function(VulkanDevice& device, const ReflectedEntryPoint& entr
   state->entry = entry;
   state->slots = std::move(plan.slots);
   state->push_size = plan.push_size;
+  state->param_block_bytes = plan.param_block_bytes;
   state->specializations = std::move(plan.specializations);
   state->subgroup_matrices = shader.subgroup_matrices;
   state->shared_bytes_constant = plan.shared_bytes_constant;

@@ -96,6 +96,7 @@ struct FunctionState {
   std::vector<VkDescriptorSetLayout> set_layouts;  // index = set number
   VkPipelineLayout layout = VK_NULL_HANDLE;
   uint32_t push_size = 0;
+  uint32_t param_block_bytes = 0;               // FunctionPlan::param_block_bytes
   std::vector<Specialization> specializations;  // from the module options, declared ids only
   bool shared_bytes_constant = false;
   uint32_t shared_bytes_constant_id = 0;
@@ -171,8 +172,12 @@ struct FunctionPlan {
   // create_function() sets block[] from the entry point (and max_threads_per_block to a fixed
   // block's size when it is still 0).
   FunctionDesc desc;
-  std::vector<ParamSlot> slots;                 // slots[i] receives args[i]
-  uint32_t push_size = 0;                       // bytes of the push-constant range, a multiple of 4
+  std::vector<ParamSlot> slots;  // slots[i] receives args[i]
+  uint32_t push_size = 0;        // bytes of the push-constant range, a multiple of 4
+  // Nonzero: the push slots' offsets are into a block of this many bytes that each launch writes
+  // to staging memory, and the push constants hold its 8-byte device address (PTX parameters
+  // beyond the device's push-constant size).
+  uint32_t param_block_bytes = 0;
   std::vector<Specialization> specializations;  // constants every pipeline sets
   bool shared_bytes_constant = false;           // the launch's shared_bytes sets this constant
   uint32_t shared_bytes_constant_id = 0;

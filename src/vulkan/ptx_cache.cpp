@@ -20,7 +20,7 @@ namespace hal::vulkan {
 namespace {
 
 constexpr char kMagic[8] = {'H', 'A', 'L', 'P', 'T', 'X', 'S', 'V'};
-constexpr uint32_t kFormatVersion = 2;  // 2: the refused kernels
+constexpr uint32_t kFormatVersion = 3;  // 2: the refused kernels; 3: params_in_buffer
 // A refused kernel's name or reason is at most this long in a file (reasons are a line or two).
 constexpr uint32_t kMaxReasonBytes = 1u << 16;
 constexpr size_t kChecksumSize = 8;
@@ -161,6 +161,7 @@ bool parse_payload(Reader& in, ptx_spirv::Translation* out, std::string* why) {
     const uint8_t* name = in.bytes(name_size);
     if (name != nullptr) info.name.assign(reinterpret_cast<const char*>(name), name_size);
     info.param_bytes = in.u32();
+    info.params_in_buffer = in.get(1) != 0;
     const uint32_t params = in.u32();
     if (params > ptx::ir::kMaxParams) {
       *why = fmt::format("kernel {} has {} parameters", k, params);
@@ -261,6 +262,7 @@ void write_ptx_cache(const std::string& path, std::string_view ptx, const ptx_sp
     put(&file, info.name.size(), 4);
     put_bytes(&file, info.name.data(), info.name.size());
     put(&file, info.param_bytes, 4);
+    put(&file, info.params_in_buffer ? 1 : 0, 1);
     put(&file, info.param_offsets.size(), 4);
     for (uint32_t offset : info.param_offsets) put(&file, offset, 4);
     put(&file, info.static_shared_bytes, 4);

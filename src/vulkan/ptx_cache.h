@@ -8,7 +8,7 @@
 // (PipelineCache::default_dir(): HAL_CACHE_DIR, else the user's cache); its name is a hash of the
 // key, and it holds the whole key again, so a hash collision is a miss, never a wrong module.
 //
-// File format (version 2, little-endian): the key (magic "HALPTXSV", format version, hal
+// File format (version 3, little-endian): the key (magic "HALPTXSV", format version, hal
 // version, build id, Target fields, PTX length and text), then the KernelInfo list, the refused
 // kernels (name and reason) and the SPIR-V words, then an FNV-1a checksum of everything before it.
 // A file that is missing, truncated, corrupt, of another format or for another key is a miss (with

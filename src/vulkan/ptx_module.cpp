@@ -103,13 +103,17 @@ hal_status plan_ptx_function(const VulkanDevice& device, const ptx::Entry& entry
     plan->slots.push_back(slot);
   }
   // vkCmdPushConstants writes whole 32-bit words.
-  plan->push_size = (info.param_bytes + 3u) & ~3u;
+  const uint32_t param_words_bytes = (info.param_bytes + 3u) & ~3u;
+  plan->push_size = param_words_bytes;
+  if (info.params_in_buffer) {
+    // The arguments go to a block in memory; its address is what is pushed.
+    plan->param_block_bytes = param_words_bytes;
+    plan->push_size = 8;
+  }
   const uint32_t push_limit = device.caps().limits.maxPushConstantsSize;
   if (plan->push_size > push_limit) {
-    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
-                      "kernel '{}' takes {} bytes of parameters; on Vulkan they are push "
-                      "constants, and the device allows {} (maxPushConstantsSize)",
-                      entry.name, info.param_bytes, push_limit);
+    return translator_bug(fmt::format("kernel '{}' pushes {} bytes; the device allows {}",
+                                      entry.name, plan->push_size, push_limit));
   }
   if (reflected.push_constant_size > plan->push_size) {
     return translator_bug(

@@ -267,7 +267,7 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
   std::vector<VkDescriptorBufferInfo>& buffers = buffer_scratch_;
   std::vector<VkWriteDescriptorSet>& writes = write_scratch_;
   std::vector<VkDescriptorSet>& sets = set_scratch_;
-  push.assign(state->push_size, 0);
+  push.assign(std::max(state->push_size, state->param_block_bytes), 0);
   buffers.clear();
   writes.clear();
   for (size_t i = 0; i < state->slots.size(); ++i) {
@@ -283,6 +283,19 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
   }
 
   auto lock = core_->lock();
+  if (state->param_block_bytes > 0) {
+    // The arguments go to staging memory, alive until the batch completes; the kernel reads them
+    // through the address pushed in their place.
+    StagingSpan span;
+    status = core_->stage(state->param_block_bytes, &span);
+    if (status != HAL_SUCCESS) return status;
+    if (span.address == 0) {
+      return hal::fail(HAL_ERROR_INTERNAL, "staging memory has no device address");
+    }
+    std::memcpy(span.host, push.data(), state->param_block_bytes);
+    push.assign(state->push_size, 0);
+    std::memcpy(push.data(), &span.address, sizeof span.address);
+  }
   // The previous launch in this command buffer bound sets describing exactly these buffers for
   // this function's layout: they are still bound (copies, fills, barriers and other pipelines
   // of the same layout leave them alone). With bounds checks each launch has its own record.

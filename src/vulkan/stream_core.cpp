@@ -270,7 +270,7 @@ hal_status StreamCore::stage(uint64_t size, StagingSpan* out) {
     if (status != HAL_SUCCESS) return status;
     open_->large_staging.push_back(buffer);
     open_->staged_bytes += size;
-    *out = StagingSpan{buffer.buffer, 0, buffer.mapped};
+    *out = StagingSpan{buffer.buffer, 0, buffer.mapped, buffer.address};
     return HAL_SUCCESS;
   }
   uint64_t offset = chunk_ ? (chunk_->used + 15) & ~uint64_t{15} : 0;
@@ -289,7 +289,9 @@ hal_status StreamCore::stage(uint64_t size, StagingSpan* out) {
   }
   chunk_->used = offset + size;
   open_->staged_bytes += size;
-  *out = StagingSpan{chunk_->buffer.buffer, offset, chunk_->buffer.mapped + offset};
+  const uint64_t base = chunk_->buffer.address;
+  *out = StagingSpan{chunk_->buffer.buffer, offset, chunk_->buffer.mapped + offset,
+                     base != 0 ? base + offset : 0};
   return HAL_SUCCESS;
 }
 

@@ -57,6 +57,7 @@ struct StagingSpan {
   VkBuffer buffer = VK_NULL_HANDLE;
   uint64_t offset = 0;
   uint8_t* host = nullptr;
+  uint64_t address = 0;  // the bytes' device address (0 where the device has none)
 };
 
 class StreamCore {

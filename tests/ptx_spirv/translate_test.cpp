@@ -191,10 +191,6 @@ TEST(PtxToSpirv, MissingDeviceFeaturesAreNamed) {
       kernel_with(".reg .b64 %rd<2>; .reg .f32 %f<2>;",
                   "ld.param.u64 %rd1, [p];\natom.global.add.f32 %f1, [%rd1], 0f3F800000;"),
       no_float_atomic, "float32 atomic add");
-  Target small_push = full_target();
-  small_push.max_push_constant_bytes = 8;
-  expect_refused(kernel_with("", "", ".param .u64 p, .param .u32 n"), small_push,
-                 "12 bytes, more than the device's 8 bytes of push constants");
 }
 
 TEST(PtxToSpirv, WarpLevelInstructionsAreRefusedByName) {

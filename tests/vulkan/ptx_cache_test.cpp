@@ -32,6 +32,7 @@ Translation sample() {
   KernelInfo a;
   a.name = "first";
   a.param_bytes = 20;
+  a.params_in_buffer = true;
   a.param_offsets = {0, 8, 16};
   a.static_shared_bytes = 512;
   a.dynamic_shared = true;
@@ -56,6 +57,7 @@ void expect_same(const Translation& x, const Translation& y) {
     const KernelInfo& b = y.kernels[k];
     EXPECT_EQ(a.name, b.name);
     EXPECT_EQ(a.param_bytes, b.param_bytes);
+    EXPECT_EQ(a.params_in_buffer, b.params_in_buffer);
     EXPECT_EQ(a.param_offsets, b.param_offsets);
     EXPECT_EQ(a.static_shared_bytes, b.static_shared_bytes);
     EXPECT_EQ(a.dynamic_shared, b.dynamic_shared);
@@ -235,7 +237,7 @@ TEST_F(PtxCache, ForgedLayoutsAreMisses) {
   // refused kernel, the word count and words, the checksum.
   size_t payload = 4 + 4 + 8 + 4 * sample().words.size() + 8;
   for (const KernelInfo& k : sample().kernels) {
-    payload += 4 + k.name.size() + 4 + 4 + 4 * k.param_offsets.size() + 4 + 1 + 12 + 4;
+    payload += 4 + k.name.size() + 4 + 1 + 4 + 4 * k.param_offsets.size() + 4 + 1 + 12 + 4;
   }
   for (const auto& r : sample().refused) payload += 4 + r.name.size() + 4 + r.reason.size();
   ASSERT_GT(good.size(), payload);

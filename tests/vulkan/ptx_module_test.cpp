@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -408,6 +409,67 @@ TEST_F(PtxOnVulkan, VectorAddOverSeveralBlocks) {
   const std::vector<float> a = ramp(n, 0.5f, -3.0f), b = ramp(n, -0.25f, 7.0f);
   const std::vector<float> c = run_binary(vadd, n, 128, a, b);
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << "element " << i;
+}
+
+// Parameters beyond the device's push constants travel in memory: a kernel of a pointer, a
+// struct by value (bytes read at several widths) and many u32 values, wider than
+// maxPushConstantsSize; several launches before one synchronisation each read their own.
+TEST_F(PtxOnVulkan, ParametersBeyondThePushConstantsTravelInMemory) {
+  const uint32_t push_limit = backend_device(device_)->caps().limits.maxPushConstantsSize;
+  const uint32_t values = push_limit / 4 + 8;  // past the limit whatever it is
+  std::string params = "    .param .u64 big_out,\n    .param .align 8 .b8 big_s[16]";
+  std::string body =
+      "    ld.param.u64 %rd1, [big_out];\n    cvta.to.global.u64 %rd1, %rd1;\n"
+      "    ld.param.u8 %r1, [big_s+1];\n    ld.param.u16 %r2, [big_s+2];\n"
+      "    ld.param.u64 %rd2, [big_s+8];\n    cvt.u32.u64 %r3, %rd2;\n"
+      "    shr.u64 %rd2, %rd2, 32;\n    cvt.u32.u64 %r4, %rd2;\n"
+      "    st.global.u32 [%rd1], %r1;\n    st.global.u32 [%rd1+4], %r2;\n"
+      "    st.global.u32 [%rd1+8], %r3;\n    st.global.u32 [%rd1+12], %r4;\n"
+      "    mov.u32 %r6, 0;\n";
+  for (uint32_t i = 0; i < values; ++i) {
+    params += ",\n    .param .u32 big_v" + std::to_string(i);
+    body += "    ld.param.u32 %r5, [big_v" + std::to_string(i) + "];\n";
+    body += "    mad.lo.u32 %r6, %r5, " + std::to_string(i + 1) + ", %r6;\n";
+  }
+  body += "    st.global.u32 [%rd1+16], %r6;\n    ret;\n";
+  const std::string text =
+      ".version 7.0\n.target sm_70\n.address_size 64\n\n.visible .entry big(\n" + params +
+      "\n)\n{\n    .reg .b32 %r<8>;\n    .reg .b64 %rd<3>;\n" + body + "}\n";
+  hal_function big = load_kernel(text, "big");
+  ASSERT_NE(big, nullptr);
+  hal_function_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_OK(hal_function_get_info(big, &info));
+  EXPECT_EQ(info.param_count, values + 2);
+
+  constexpr uint32_t kLaunches = 3;
+  hal_deviceptr out = alloc(kLaunches * 5 * 4);
+  std::vector<uint32_t> want;
+  for (uint32_t l = 0; l < kLaunches; ++l) {
+    hal_deviceptr at = out + l * 20;
+    uint8_t s[16] = {};
+    s[1] = static_cast<uint8_t>(0x80 + l);
+    s[2] = 0x34;
+    s[3] = static_cast<uint8_t>(0x12 + l);
+    const uint64_t wide = 0x0123456789ABCDEFull + l;
+    std::memcpy(s + 8, &wide, 8);
+    std::vector<uint32_t> v(values);
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < values; ++i) {
+      v[i] = 1000 * l + 7 * i + 3;
+      sum += v[i] * (i + 1);
+    }
+    std::vector<void*> args = {&at, s};
+    for (uint32_t& x : v) args.push_back(&x);
+    hal_launch_config config{{1, 1, 1}, {1, 1, 1}, 0};
+    ASSERT_OK(hal_launch(stream_, big, &config, args.data()));
+    // The arguments are copied at the launch: changing them now changes nothing.
+    std::fill(v.begin(), v.end(), 0u);
+    std::memset(s, 0, sizeof s);
+    want.insert(want.end(), {0x80u + l, 0x1234u + (l << 8), static_cast<uint32_t>(wide),
+                             static_cast<uint32_t>(wide >> 32), sum});
+  }
+  EXPECT_EQ(download<uint32_t>(out, kLaunches * 5), want);
 }
 
 TEST_F(PtxOnVulkan, TheLaunchChoosesTheBlock) {
