@@ -9,9 +9,8 @@
 //    the run's time), with an absolute target and no baseline (nothing else counts them);
 //  - cpu_ptx_vs_vulkan_<workload>: GFLOP/s of the PTX run against the SPIR-V run's: an
 //    interpreter against LLVM-compiled code on the same cores.
-// Inputs are constant: the time does not depend on the values (the conformance suite checks
-// the results on both devices).
-#include <cmath>
+// Both sides get the same seeded inputs, and each side's last result is checked against the
+// pack's CPU reference: a figure of a wrong result is reported as an error.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -19,7 +18,9 @@
 #include <vector>
 
 #include "common.h"
+#include "pack_workload.h"
 #include "raw_cuda.h"
+#include "side_device.h"
 
 namespace bench {
 
@@ -28,167 +29,12 @@ namespace {
 // The goal for the interpreter on the 2-core build machine.
 constexpr double kLaneRateGoal = 100.0;  // M lane-instructions per second
 
-struct Workload {
-  std::string kernel;  // the pack's name, the same in both IRs
-  std::string label;   // the figures' suffix
-  bool attention = false;
-  uint32_t size = 0;  // matmul: M = N = K
-  uint32_t batch_heads = 0, seq = 0, head_dim = 0;
-
-  double flop() const {
-    if (attention) return 4.0 * batch_heads * seq * seq * head_dim;
-    return 2.0 * size * size * size;
-  }
-  std::vector<std::pair<std::string, std::string>> params(const char* dtype) const {
-    if (attention) {
-      return {{"kernel", kernel},
-              {"dtype", dtype},
-              {"batch_heads", std::to_string(batch_heads)},
-              {"seq_q", std::to_string(seq)},
-              {"seq_kv", std::to_string(seq)},
-              {"head_dim", std::to_string(head_dim)},
-              {"causal", "0"}};
-    }
-    return {{"kernel", kernel}, {"dtype", dtype}, {"size", std::to_string(size)}};
-  }
-};
-
 std::vector<Workload> workloads(bool quick) {
   const uint32_t size = quick ? 64 : 256;
-  std::vector<Workload> list;
-  for (const char* kernel : {"matmul_tiled_f32_64x64", "matmul_tiled_f16_64x64"}) {
-    Workload w;
-    w.kernel = kernel;
-    w.label = w.kernel + "_" + std::to_string(size);
-    w.size = size;
-    list.push_back(w);
-  }
-  Workload a;
-  a.kernel = "attention_fused_f32_d64";
-  a.attention = true;
-  a.batch_heads = quick ? 1 : 2;
-  a.seq = quick ? 64 : 256;
-  a.head_dim = 64;
-  a.label = a.kernel + "_bh" + std::to_string(a.batch_heads) + "_s" + std::to_string(a.seq);
-  list.push_back(a);
-  return list;
+  return {Workload::matmul("matmul_tiled_f32_64x64", size),
+          Workload::matmul("matmul_tiled_f16_64x64", size),
+          Workload::attention_fused("attention_fused_f32_d64", quick ? 1 : 2, quick ? 64 : 256)};
 }
-
-// One workload loaded on one device: the kernel, its buffers and arguments; run() is one
-// launch followed by a synchronize.
-class Instance {
- public:
-  Instance(const Context& ctx, const Workload& w) : ctx_(ctx), kernel_(ctx, w.kernel) {
-    const bool f16 = std::string(kernel_.info->dtype) == "f16";
-    if (w.attention) {
-      const size_t bytes = size_t{w.batch_heads} * w.seq * w.head_dim * (f16 ? 2 : 4);
-      for (int i = 0; i < 4; ++i) buffers_.push_back(std::make_unique<DeviceBuffer>(ctx, bytes));
-      const uint32_t small = f16 ? 0x2E662E66u : 0x3DCCCCCDu;  // about 0.1
-      for (int i = 0; i < 3; ++i) {
-        BENCH_CHECK(hal_memset_d32(ctx.stream, buffers_[i]->ptr, small, bytes / 4));
-      }
-      u_ = {w.batch_heads, w.seq, w.seq, 0};
-      f_ = {1.0f / std::sqrt(static_cast<float>(w.head_dim)), 0};
-      args_ = {&buffers_[0]->ptr,
-               &buffers_[1]->ptr,
-               &buffers_[2]->ptr,
-               &buffers_[3]->ptr,
-               &u_[0],
-               &u_[1],
-               &u_[2],
-               &f_[0],
-               &u_[3]};
-      grid_ = {(w.seq + 15) / 16, w.batch_heads};
-    } else {
-      const size_t bytes = size_t{w.size} * w.size * (f16 ? 2 : 4);
-      for (int i = 0; i < 3; ++i) buffers_.push_back(std::make_unique<DeviceBuffer>(ctx, bytes));
-      const uint32_t one = f16 ? 0x3C003C00u : 0x3F800000u;
-      for (int i = 0; i < 2; ++i) {
-        BENCH_CHECK(hal_memset_d32(ctx.stream, buffers_[i]->ptr, one, bytes / 4));
-      }
-      u_ = {w.size, w.size, w.size, w.size, w.size, w.size};  // m n k lda ldb ldc
-      f_ = {1.0f, 0.0f};                                      // alpha beta
-      args_ = {&buffers_[0]->ptr,
-               &buffers_[1]->ptr,
-               &buffers_[2]->ptr,
-               &u_[0],
-               &u_[1],
-               &u_[2],
-               &u_[3],
-               &u_[4],
-               &u_[5],
-               &f_[0],
-               &f_[1]};
-      const uint32_t bm = kernel_tunable(*kernel_.info, "BM", 64);
-      const uint32_t bn = kernel_tunable(*kernel_.info, "BN", 64);
-      grid_ = {(w.size + bn - 1) / bn, (w.size + bm - 1) / bm};
-    }
-    BENCH_CHECK(hal_stream_synchronize(ctx.stream));
-  }
-
-  void run() const {
-    kernel_.launch(ctx_.stream, grid_[0], grid_[1], 1, args_);
-    BENCH_CHECK(hal_stream_synchronize(ctx_.stream));
-  }
-
- private:
-  const Context& ctx_;
-  Kernel kernel_;
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
-  // The arguments point into these: their size is fixed once args_ is built.
-  std::vector<uint32_t> u_;
-  std::vector<float> f_;
-  std::vector<void*> args_;
-  std::vector<uint32_t> grid_;
-};
-
-// The baseline device: the first Vulkan device that is a CPU, so that both sides run on the
-// same cores. Owns the device's stream.
-class VulkanCpu {
- public:
-  explicit VulkanCpu(const Context& ctx) {
-    ctx_.options = ctx.options;
-    ctx_.report = ctx.report;
-    ctx_.ir = HAL_IR_SPIRV;
-    std::string seen;
-    for (uint32_t index = 0;; ++index) {
-      const std::string selector = "vulkan:" + std::to_string(index);
-      hal_device device = nullptr;
-      if (hal_device_find(selector.c_str(), &device) != HAL_SUCCESS) {
-        missing_ = index == 0 ? std::string("no Vulkan device: ") + hal_last_error()
-                              : "no Vulkan CPU device (lavapipe) among " + seen +
-                                    ": the comparison is only meaningful on the same cores";
-        return;
-      }
-      hal_device_info info{};
-      info.struct_size = sizeof info;
-      BENCH_CHECK(hal_device_get_info(device, &info));
-      if (info.is_cpu && (info.ir_mask & HAL_IR_SPIRV) != 0) {
-        ctx_.device = device;
-        ctx_.info = info;
-        selector_ = selector;
-        BENCH_CHECK(hal_stream_create(device, &ctx_.stream));
-        return;
-      }
-      seen += (seen.empty() ? "" : ", ") + selector + " (" + info.name + ")";
-    }
-  }
-  ~VulkanCpu() {
-    if (ctx_.stream != nullptr) hal_stream_destroy(ctx_.stream);
-  }
-  VulkanCpu(const VulkanCpu&) = delete;
-  VulkanCpu& operator=(const VulkanCpu&) = delete;
-
-  bool available() const { return ctx_.device != nullptr; }
-  const std::string& missing() const { return missing_; }
-  const Context& ctx() const { return ctx_; }
-  std::string describe() const { return selector_ + " (" + ctx_.info.name + ")"; }
-
- private:
-  Context ctx_;
-  std::string selector_;
-  std::string missing_;
-};
 
 }  // namespace
 
@@ -216,24 +62,32 @@ void bench_cpu_ptx(Context& ctx) {
         (driver ? driver->library_name() + " does not export hal_ptx_cpu_get_stats" : why));
     return;
   }
-  const VulkanCpu vulkan(ctx);
+  const SideDevice vulkan(
+      ctx, "vulkan",
+      [](const hal_device_info& info) { return info.is_cpu && (info.ir_mask & HAL_IR_SPIRV) != 0; },
+      HAL_IR_SPIRV, "Vulkan CPU device (lavapipe)",
+      "the comparison is only meaningful on the same cores");
   if (!vulkan.available()) ctx.report->note("cpu_ptx: no Vulkan baseline: " + vulkan.missing());
+  PackModules ptx_modules(ctx, HAL_IR_PTX);
+  std::unique_ptr<PackModules> spirv_modules;
+  if (vulkan.available()) spirv_modules = std::make_unique<PackModules>(vulkan.ctx(), HAL_IR_SPIRV);
   const uint32_t reps = ctx.reps(7, 1);
 
   for (const Workload& w : list) {
     const std::string rate_name = "cpu_ptx_lane_rate_" + w.label;
     const std::string versus_name = "cpu_ptx_vs_vulkan_" + w.label;
     if (!ctx.wants(rate_name) && !ctx.wants(versus_name)) continue;
-    if (!Kernel::supported(ctx, w.kernel)) {
+    if (!ptx_modules.supported(w.kernel)) {
       ctx.report->note("cpu_ptx: " + w.label + " skipped: the device lacks a feature it needs");
       continue;
     }
-    const Instance ptx(ctx, w);
+    const WorkloadData data(w);
+    const Instance ptx(ptx_modules, w, data);
     std::string baseline_missing = vulkan.missing();
     std::unique_ptr<Instance> spirv;
-    if (vulkan.available()) {
-      if (Kernel::supported(vulkan.ctx(), w.kernel)) {
-        spirv = std::make_unique<Instance>(vulkan.ctx(), w);
+    if (spirv_modules) {
+      if (spirv_modules->supported(w.kernel)) {
+        spirv = std::make_unique<Instance>(*spirv_modules, w, data);
       } else {
         baseline_missing = vulkan.describe() + " lacks a feature " + w.kernel + " needs";
       }
@@ -259,7 +113,16 @@ void bench_cpu_ptx(Context& ctx) {
       ptx_us = time_runs(1, reps, run_ptx);
     }
     counts.erase(counts.begin(), counts.end() - static_cast<long>(ptx_us.size()));
-    const char* dtype = hal_kernels_info(w.kernel.c_str())->dtype;
+    // A figure of a wrong result is no figure: each side's last run is checked.
+    std::string wrong;
+    if (const std::string ptx_wrong = ptx.check(data); !ptx_wrong.empty()) {
+      wrong = "the PTX on the CPU PTX device computed a wrong result: " + ptx_wrong;
+    } else if (spirv) {
+      if (const std::string spirv_wrong = spirv->check(data); !spirv_wrong.empty()) {
+        wrong = "the SPIR-V on " + vulkan.describe() + " computed a wrong result: " + spirv_wrong;
+      }
+    }
+    if (!wrong.empty()) ctx.report->error("cpu_ptx: " + w.label + ": " + wrong);
 
     if (ctx.wants(rate_name)) {
       std::vector<double> rates;
@@ -276,7 +139,7 @@ void bench_cpu_ptx(Context& ctx) {
           "hal_ptx_cpu_get_stats before and after";
       f.unit = "M lane-instr/s";
       f.higher_is_better = true;
-      f.params = w.params(dtype);
+      f.params = w.params();
       f.params.emplace_back("lane_instructions", std::to_string(c.lane_instructions));
       f.params.emplace_back("warp_instructions", std::to_string(c.warp_instructions));
       char lanes[32];
@@ -295,6 +158,7 @@ void bench_cpu_ptx(Context& ctx) {
       f.note =
           "The interpreter's throughput: below the goal the fix is in src/ptx_vm (the "
           "executor's per-instruction dispatch), not in hal.";
+      if (!wrong.empty()) f.note = "WRONG RESULT: " + wrong;
       ctx.report->add(std::move(f));
     }
 
@@ -304,13 +168,12 @@ void bench_cpu_ptx(Context& ctx) {
       Figure f;
       f.family = "cpu_ptx";
       f.name = versus_name;
-      f.what = std::string("GFLOP/s (") +
-               (w.attention ? "4·batch_heads·seq_q·seq_kv·head_dim" : "2·M·N·K") +
+      f.what = std::string("GFLOP/s (") + w.flop_text() +
                " per run) of one launch of the PTX on the CPU PTX device followed by a "
                "synchronize";
       f.unit = "GFLOP/s";
       f.higher_is_better = true;
-      f.params = w.params(dtype);
+      f.params = w.params();
       if (vulkan.available()) f.params.emplace_back("vulkan_device", vulkan.ctx().info.name);
       f.value = Stats::of(ptx_us).map(rate);
       f.has_baseline = spirv != nullptr;
@@ -324,6 +187,7 @@ void bench_cpu_ptx(Context& ctx) {
             "LLVM-compiled, vectorised SPIR-V on the same cores: the ratio is the price of "
             "interpretation, not of hal.";
       }
+      if (!wrong.empty()) f.note = "WRONG RESULT: " + wrong;
       ctx.report->add(std::move(f));
     }
   }

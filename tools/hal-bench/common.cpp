@@ -92,6 +92,23 @@ void time_interleaved(uint32_t warmup, uint32_t reps, const std::function<void()
   }
 }
 
+void time_rotated(uint32_t warmup, uint32_t reps, const std::vector<std::function<void()>>& runs,
+                  std::vector<std::vector<double>>* us) {
+  for (uint32_t i = 0; i < warmup; ++i) {
+    for (const std::function<void()>& run : runs) run();
+  }
+  const size_t n = runs.size();
+  us->assign(n, {});
+  for (uint32_t i = 0; i < reps; ++i) {
+    for (size_t turn = 0; turn < n; ++turn) {
+      const size_t c = (i + turn) % n;
+      const double t0 = now_us();
+      runs[c]();
+      (*us)[c].push_back(now_us() - t0);
+    }
+  }
+}
+
 std::string bytes_text(size_t bytes) {
   char buf[32];
   if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0) {

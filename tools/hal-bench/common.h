@@ -43,6 +43,9 @@ struct Context {
   hal_stream stream = nullptr;
   std::string exe_path;    // this program, for the module-load children
   std::string tuning_dir;  // where hal-tune's database is (the user's cache, not the run's)
+  // The run's own temporary HAL_CACHE_DIR (main.cpp); empty when none could be made and the
+  // user's cache directory is in use, which no family may then empty.
+  std::string cache_dir;
   Report* report = nullptr;
 
   bool is_cuda() const { return info.backend == HAL_BACKEND_CUDA; }
@@ -101,6 +104,12 @@ void time_interleaved(uint32_t warmup, uint32_t reps, const std::function<void()
                       const std::function<void()>& b, std::vector<double>* a_us,
                       std::vector<double>* b_us);
 
+// The same for any number of contestants: run i starts with contestant i modulo their count and
+// takes the others in turn, so each goes first equally often. (*us)[c] receives contestant c's
+// microseconds.
+void time_rotated(uint32_t warmup, uint32_t reps, const std::vector<std::function<void()>>& runs,
+                  std::vector<std::vector<double>>* us);
+
 // Human-readable byte counts: "4 KiB", "256 MiB".
 std::string bytes_text(size_t bytes);
 
@@ -108,9 +117,11 @@ std::string bytes_text(size_t bytes);
 void bench_launch(Context& ctx);
 void bench_copy(Context& ctx);
 void bench_module_load(Context& ctx);
+void bench_module_load_ptx(Context& ctx);
 void bench_matmul(Context& ctx);
 void bench_attention(Context& ctx);
 void bench_cpu_ptx(Context& ctx);
+void bench_ptx_vulkan(Context& ctx);
 
 // The child side of bench_module_load (run as "hal-bench --module-load-child ...").
 int module_load_child(const std::string& selector, const std::string& kernel);

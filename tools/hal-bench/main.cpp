@@ -4,8 +4,10 @@
 //             [--reps <n>] [--warmup <n>]
 //
 // Families: launch overhead and latency (against the raw API), copy bandwidth (against memcpy),
-// module load (warm cache against cold), matmul (against sgemm), attention (fused against three
-// kernels), and on the CPU PTX device its interpreter's rate and its kernels against the same
+// module load (warm cache against cold; on Vulkan, PTX translation cold against cached and
+// against loading SPIR-V), matmul (against sgemm), attention (fused against three kernels), on
+// a Vulkan device the translated PTX against its SPIR-V twin and against the CPU PTX device's
+// interpreter, and on the CPU PTX device its interpreter's rate and its kernels against the same
 // kernels' SPIR-V on a Vulkan CPU device. Every figure is the median, minimum and maximum of
 // repeated runs after warm-up, with its baseline and the ratio of the medians. See
 // docs/PERFORMANCE.md.
@@ -137,6 +139,7 @@ int main(int argc, char** argv) {
   ctx.report = &report;
   ctx.exe_path = self_path();
   ctx.tuning_dir = tuning_dir;
+  if (cache_dir != nullptr) ctx.cache_dir = cache_dir;
   report.set_config(options.quick, options.reps, options.filter);
   const double start_us = bench::now_us();
   int status = 0;
@@ -165,9 +168,14 @@ int main(int argc, char** argv) {
     }
 
     const std::vector<std::pair<const char*, void (*)(bench::Context&)>> families = {
-        {"launch", bench::bench_launch},           {"copy", bench::bench_copy},
-        {"module_load", bench::bench_module_load}, {"matmul", bench::bench_matmul},
-        {"attention", bench::bench_attention},     {"cpu_ptx", bench::bench_cpu_ptx},
+        {"launch", bench::bench_launch},
+        {"copy", bench::bench_copy},
+        {"module_load", bench::bench_module_load},
+        {"module_load_ptx", bench::bench_module_load_ptx},
+        {"matmul", bench::bench_matmul},
+        {"attention", bench::bench_attention},
+        {"ptx_vulkan", bench::bench_ptx_vulkan},
+        {"cpu_ptx", bench::bench_cpu_ptx},
     };
     for (const auto& [name, run] : families) {
       try {
