@@ -97,8 +97,11 @@ class Kernel {
   bool lower_integer(const ir::Instruction& ins);  // false: not an integer instruction
   bool lower_float(const ir::Instruction& ins);
   uint32_t round_directed(const ir::Instruction& ins, uint32_t wide_f64);
+  // fma.rn.f32 rounded once; needs float64.
+  uint32_t fused_f32(const ir::Instruction& ins, uint32_t x, uint32_t y, uint32_t z);
   bool lower_compare(const ir::Instruction& ins);
   bool lower_convert(const ir::Instruction& ins);
+  bool lower_simd(const ir::Instruction& ins);  // the SIMD video instructions
   bool lower_memory(const ir::Instruction& ins);
   bool lower_misc(const ir::Instruction& ins);
 

@@ -45,7 +45,7 @@ void Kernel::lower(const ir::Instruction& ins) {
                     "yet");
   }
   if (lower_memory(ins) || lower_integer(ins) || lower_float(ins) || lower_compare(ins) ||
-      lower_convert(ins) || lower_misc(ins)) {
+      lower_convert(ins) || lower_simd(ins) || lower_misc(ins)) {
     return;
   }
   refuse(ins, std::string("'") + ir::opcode_name(ins.opcode) +

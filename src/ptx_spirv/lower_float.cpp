@@ -58,6 +58,41 @@ uint32_t Kernel::round_directed(const ir::Instruction& ins, uint32_t wide) {
   return bitcast(t_f32, result);
 }
 
+// a * b + c for f32, rounded once, as PTX's fma.rn.f32 is. Vulkan lets GLSL's Fma round the
+// product and the sum separately (its precision is OpFMul's then OpFAdd's), and drivers do, which
+// ruins the split-constant argument reductions of nvcc's math functions. In f64 the product is
+// exact; the sum is rounded to odd there (rounded to nearest, then moved to the odd neighbour
+// when inexact, its error found by TwoSum), and f64 has more than f32's 24 + 1 bits, so
+// rounding that to f32 gives the correctly rounded fused result.
+uint32_t Kernel::fused_f32(const ir::Instruction& ins, uint32_t x, uint32_t y, uint32_t addend) {
+  const uint32_t d = f64(ins);
+  auto wide = [&](uint32_t v) { return b.op(spv::Op::OpFConvert, d, {v}); };
+  const uint32_t p = b.op(spv::Op::OpFMul, d, {wide(x), wide(y)});
+  const uint32_t z = wide(addend);
+  const uint32_t s = b.op(spv::Op::OpFAdd, d, {p, z});
+  // TwoSum: s + e == p + z exactly (NaN when s is not finite: then nothing moves).
+  const uint32_t bb = b.op(spv::Op::OpFSub, d, {s, p});
+  const uint32_t e = b.op(spv::Op::OpFAdd, d,
+                          {b.op(spv::Op::OpFSub, d, {p, b.op(spv::Op::OpFSub, d, {s, bb})}),
+                           b.op(spv::Op::OpFSub, d, {z, bb})});
+  for (uint32_t id : {p, s, bb, e}) b.decorate(id, spv::Decoration::NoContraction);
+  const uint32_t zero = b.constant_float(64, 0);
+  const uint32_t above = b.op(spv::Op::OpFOrdGreaterThan, t_bool, {e, zero});
+  const uint32_t below = b.op(spv::Op::OpFOrdLessThan, t_bool, {e, zero});
+  const uint32_t bits = bitcast(t_u64, s);
+  const uint32_t even = b.op(spv::Op::OpIEqual, t_bool,
+                             {b.op(spv::Op::OpBitwiseAnd, t_u64, {bits, b.u64(1)}), b.u64(0)});
+  const uint32_t move = b.op(spv::Op::OpLogicalAnd, t_bool,
+                             {even, b.op(spv::Op::OpLogicalOr, t_bool, {above, below})});
+  // s is not zero when inexact; towards the true sum is up in magnitude when e has s's sign.
+  const uint32_t positive = b.op(spv::Op::OpFOrdGreaterThan, t_bool, {s, zero});
+  const uint32_t grow = b.op(spv::Op::OpLogicalEqual, t_bool, {above, positive});
+  const uint32_t moved = select(t_u64, grow, b.op(spv::Op::OpIAdd, t_u64, {bits, b.u64(1)}),
+                                b.op(spv::Op::OpISub, t_u64, {bits, b.u64(1)}));
+  const uint32_t odd = bitcast(d, select(t_u64, move, moved, bits));
+  return b.op(spv::Op::OpFConvert, t_f32, {odd});
+}
+
 bool Kernel::lower_float(const ir::Instruction& ins) {
   if (ins.types.empty()) return false;
   const T type = ins.types[0];
@@ -135,6 +170,10 @@ bool Kernel::lower_float(const ir::Instruction& ins) {
         return true;
       }
       no_directed();
+      if (type == T::kF32 && target_.float64) {
+        out(fused_f32(ins, arg(1), arg(2), arg(3)));
+        return true;
+      }
       out(glsl(W, GLSLstd450Fma, {arg(1), arg(2), arg(3)}));
       return true;
     }

@@ -178,6 +178,18 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
         out(select(W, negative, b.op(spv::Op::OpSNegate, W, {a}), a));
       }
       return true;
+    case O::kSad: {
+      // c + |a - b|, the difference taken the way round that does not go negative.
+      if (pred) return false;
+      need_ops(4);
+      const uint32_t a = arg(1), c = arg(2);
+      const uint32_t less =
+          b.op(sign ? spv::Op::OpSLessThan : spv::Op::OpULessThan, t_bool, {a, c});
+      const uint32_t diff =
+          select(W, less, b.op(spv::Op::OpISub, W, {c, a}), b.op(spv::Op::OpISub, W, {a, c}));
+      out(b.op(spv::Op::OpIAdd, W, {arg(3), diff}));
+      return true;
+    }
     case O::kNeg:
       if (pred) return false;
       need_ops(2);
@@ -285,6 +297,96 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
         out(b.op(spv::Op::OpBitwiseOr, t_u64,
                  {b.op(spv::Op::OpShiftLeftLogical, t_u64, {new_hi, b.u32(32)}), new_lo}));
       }
+      return true;
+    }
+    case O::kBfind: {
+      need_ops(2);
+      uint32_t v = arg(1);
+      if (sign) {
+        // The most significant bit that differs from the sign bit.
+        const uint32_t negative = b.op(spv::Op::OpSLessThan, t_bool, {v, konst(0)});
+        v = select(W, negative, b.op(spv::Op::OpNot, W, {v}), v);
+      }
+      // FindUMsb gives -1 (all ones, bfind's "none") for 0.
+      uint32_t pos = 0;
+      if (!wide64) {
+        pos = glsl(t_u32, GLSLstd450FindUMsb, {v});
+      } else {
+        const uint32_t lo = b.op(spv::Op::OpUConvert, t_u32, {v});
+        const uint32_t hi = b.op(spv::Op::OpUConvert, t_u32,
+                                 {b.op(spv::Op::OpShiftRightLogical, t_u64, {v, b.u32(32)})});
+        pos =
+            select(t_u32, b.op(spv::Op::OpINotEqual, t_bool, {hi, b.u32(0)}),
+                   b.op(spv::Op::OpIAdd, t_u32, {glsl(t_u32, GLSLstd450FindUMsb, {hi}), b.u32(32)}),
+                   glsl(t_u32, GLSLstd450FindUMsb, {lo}));
+      }
+      if (ins.mods.has(ir::Mod::kShiftamt)) {
+        const uint32_t none = b.op(spv::Op::OpIEqual, t_bool, {pos, b.u32(0xFFFFFFFFu)});
+        pos = select(t_u32, none, pos, b.op(spv::Op::OpISub, t_u32, {b.u32(width - 1), pos}));
+      }
+      write(ins, ops[0], T::kU32, pos);
+      return true;
+    }
+    case O::kFns: {
+      // fns d, mask, base, offset: the offset-th set bit of mask counting up from bit base
+      // (offset > 0) or down from it (offset < 0); offset 0 asks whether bit base is set. Each
+      // case is "the k-th lowest set bit of x": x the bits at and above base (or at and below),
+      // k the offset, or for counting down the bits' count + offset + 1. None: all ones.
+      need_ops(4);
+      const uint32_t m = read(ins, ops[1], T::kB32);
+      const uint32_t base =
+          b.op(spv::Op::OpBitwiseAnd, t_u32, {read(ins, ops[2], T::kU32), b.u32(31)});
+      const uint32_t n = read(ins, ops[3], T::kS32);
+      const uint32_t at_base = b.op(spv::Op::OpShiftLeftLogical, t_u32, {b.u32(1), base});
+      const uint32_t above = b.op(spv::Op::OpShiftLeftLogical, t_u32, {b.u32(0xFFFFFFFFu), base});
+      // Bits 0..base: below the next bit, whose shift by 32 SPIR-V leaves undefined.
+      const uint32_t below = b.op(spv::Op::OpBitwiseOr, t_u32,
+                                  {b.op(spv::Op::OpISub, t_u32, {at_base, b.u32(1)}), at_base});
+      const uint32_t up = b.op(spv::Op::OpSGreaterThan, t_bool, {n, b.u32(0)});
+      const uint32_t down = b.op(spv::Op::OpSLessThan, t_bool, {n, b.u32(0)});
+      const uint32_t x = b.op(spv::Op::OpBitwiseAnd, t_u32,
+                              {m, select(t_u32, up, above, select(t_u32, down, below, at_base))});
+      const uint32_t count = b.op(spv::Op::OpBitCount, t_u32, {x});
+      const uint32_t from_top =
+          b.op(spv::Op::OpIAdd, t_u32, {b.op(spv::Op::OpIAdd, t_u32, {count, n}), b.u32(1)});
+      const uint32_t k = select(t_u32, up, n, select(t_u32, down, from_top, b.u32(1)));
+      const uint32_t found = b.op(spv::Op::OpLogicalAnd, t_bool,
+                                  {b.op(spv::Op::OpSGreaterThanEqual, t_bool, {k, b.u32(1)}),
+                                   b.op(spv::Op::OpSLessThanEqual, t_bool, {k, count})});
+      // Binary search: skip a half when it holds fewer than k set bits.
+      uint32_t pos = b.u32(0), left = k;
+      for (uint32_t half : {16u, 8u, 4u, 2u, 1u}) {
+        const uint32_t window =
+            b.op(spv::Op::OpBitFieldUExtract, t_u32,
+                 {b.op(spv::Op::OpShiftRightLogical, t_u32, {x, pos}), b.u32(0), b.u32(half)});
+        const uint32_t c = b.op(spv::Op::OpBitCount, t_u32, {window});
+        const uint32_t skip = b.op(spv::Op::OpUGreaterThan, t_bool, {left, c});
+        pos = select(t_u32, skip, b.op(spv::Op::OpIAdd, t_u32, {pos, b.u32(half)}), pos);
+        left = select(t_u32, skip, b.op(spv::Op::OpISub, t_u32, {left, c}), left);
+      }
+      write(ins, ops[0], T::kU32, select(t_u32, found, pos, b.u32(0xFFFFFFFFu)));
+      return true;
+    }
+    case O::kDp4a:
+    case O::kDp2a: {
+      // c + the products of a's bytes (dp2a: half-words) with b's bytes (dp2a.hi: b's upper
+      // two), each extended by its own type; the sum wraps at 32 bits as the result does.
+      need_ops(4);
+      if (ins.types.size() != 2) invalid(ins, "dp4a and dp2a take two types");
+      const bool sa = ir::is_signed(ins.types[0]), sb = ir::is_signed(ins.types[1]);
+      const uint32_t a = read(ins, ops[1], T::kB32), c = read(ins, ops[2], T::kB32);
+      const bool four = ins.opcode == O::kDp4a;
+      const uint32_t a_bits = four ? 8 : 16;
+      const uint32_t b_first = four || !ins.mods.has(ir::Mod::kHi) ? 0 : 2;
+      uint32_t sum = read(ins, ops[3], T::kB32);
+      for (uint32_t i = 0; i < (four ? 4u : 2u); ++i) {
+        const uint32_t va = b.op(sa ? spv::Op::OpBitFieldSExtract : spv::Op::OpBitFieldUExtract,
+                                 t_u32, {a, b.u32(i * a_bits), b.u32(a_bits)});
+        const uint32_t vb = b.op(sb ? spv::Op::OpBitFieldSExtract : spv::Op::OpBitFieldUExtract,
+                                 t_u32, {c, b.u32((b_first + i) * 8), b.u32(8)});
+        sum = b.op(spv::Op::OpIAdd, t_u32, {sum, b.op(spv::Op::OpIMul, t_u32, {va, vb})});
+      }
+      write(ins, ops[0], T::kB32, sum);
       return true;
     }
     case O::kBfe: {

@@ -1,0 +1,227 @@
+// Single instructions, run two ways: each case is a small kernel in which every thread reads
+// three 32-bit words (%a, %b, %c), runs the instruction under test and writes one word (%d).
+// It runs through the translator on the first Vulkan device and on the CPU PTX device (the
+// reference, an interpreter that follows the PTX ISA), over thousands of inputs: edge values
+// (zeros, all ones, sign bits, infinities, subnormals) combined with each other, then random
+// words and random floats of nearby magnitudes. Every result must be the same bits on both.
+//
+// Without both devices the test skips, naming the missing one.
+#include <gtest/gtest.h>
+#include <hal/hal.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr uint32_t kThreads = 128;
+
+// The kernel around one case's body: %a, %b, %c in, %d out, scratch registers of each kind.
+std::string kernel(const std::string& body) {
+  std::ostringstream ptx;
+  ptx << ".version 8.0\n.target sm_80\n.address_size 64\n"
+      << ".visible .entry k(.param .u64 in, .param .u64 out, .param .u32 n)\n{\n"
+      << "  .reg .pred %p<8>;\n  .reg .b32 %a, %b, %c, %d, %t<8>;\n  .reg .b64 %rd<8>;\n"
+      << "  .reg .f32 %f<8>;\n  .reg .b16 %h<8>;\n"
+      << "  mov.u32 %t0, %tid.x;\n  mov.u32 %t1, %ctaid.x;\n  mov.u32 %t2, %ntid.x;\n"
+      << "  mad.lo.u32 %t0, %t1, %t2, %t0;\n  ld.param.u32 %t1, [n];\n"
+      << "  setp.ge.u32 %p0, %t0, %t1;\n  @%p0 bra DONE;\n"
+      << "  ld.param.u64 %rd1, [in];\n  mul.wide.u32 %rd2, %t0, 12;\n  add.s64 %rd3, %rd1, %rd2;\n"
+      << "  ld.global.u32 %a, [%rd3];\n  ld.global.u32 %b, [%rd3+4];\n"
+      << "  ld.global.u32 %c, [%rd3+8];\n"
+      << body << "\n"
+      << "  ld.param.u64 %rd1, [out];\n  mul.wide.u32 %rd2, %t0, 4;\n  add.s64 %rd3, %rd1, %rd2;\n"
+      << "  st.global.u32 [%rd3], %d;\nDONE:\n  ret;\n}\n";
+  return ptx.str();
+}
+
+uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// The inputs: triples of every edge value with every other (and a third from the list), then
+// random words, then random floats whose exponents lie close (so that sums cancel and products
+// meet the addends).
+std::vector<uint32_t> inputs(uint32_t seed) {
+  static const uint32_t kEdges[] = {
+      0u,          1u,          2u,          3u,          0x7Fu,       0x80u,       0xFFu,
+      0x7FFFu,     0x8000u,     0xFFFFu,     0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0xFFFFFFFEu,
+      0x01010101u, 0x80808080u, 0x7F7F7F7Fu, 0x3F800000u, 0xBF800000u, 0x7F800000u, 0xFF800000u,
+      0x00000001u, 0x807FFFFFu, 0x00800000u, 0x7F7FFFFFu, 0x3C003C00u, 0xBC00FC00u, 0x7C00FBFFu,
+      0x00010400u, 0x3F803F80u, 0xFFFFFFE0u, 0x0000001Fu, 0x00000020u, 0x12345678u};
+  std::vector<uint32_t> words;
+  const size_t n = sizeof kEdges / sizeof kEdges[0];
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      words.insert(words.end(), {kEdges[i], kEdges[j], kEdges[(i + j) % n]});
+    }
+  }
+  std::mt19937 rng(seed);
+  for (int i = 0; i < 3 * 3000; ++i) words.push_back(static_cast<uint32_t>(rng()));
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-12, 12), sign(0, 1);
+  for (int i = 0; i < 3000; ++i) {
+    const int e = exponent(rng);
+    for (int k = 0; k < 3; ++k) {
+      const float f = std::ldexp(mantissa(rng), e + (k == 2 ? 2 * e : 0) + sign(rng)) *
+                      (sign(rng) != 0 ? -1.0f : 1.0f);
+      words.push_back(float_bits(f));
+    }
+  }
+  return words;
+}
+
+bool is_nan(uint32_t bits) {
+  return (bits & 0x7FFFFFFFu) > 0x7F800000u;
+}
+
+struct Device {
+  hal_device device = nullptr;
+  hal_stream stream = nullptr;
+};
+
+class Instructions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    hal_device_info info{};
+    info.struct_size = sizeof info;
+    if (hal_device_find("vulkan:0", &vulkan_.device) != HAL_SUCCESS) {
+      GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+    }
+    ASSERT_EQ(hal_device_get_info(vulkan_.device, &info), HAL_SUCCESS);
+    if ((info.ir_mask & HAL_IR_PTX) == 0) GTEST_SKIP() << info.name << " does not take PTX";
+    if (hal_device_find("cuda:0", &cpu_.device) != HAL_SUCCESS) {
+      GTEST_SKIP() << "no CUDA device (set HAL_CUDA_LIBRARY to the CPU PTX driver): "
+                   << hal_last_error();
+    }
+    for (Device* d : {&vulkan_, &cpu_}) {
+      ASSERT_EQ(hal_stream_create(d->device, &d->stream), HAL_SUCCESS) << hal_last_error();
+    }
+  }
+  void TearDown() override {
+    for (Device* d : {&vulkan_, &cpu_}) {
+      if (d->stream != nullptr) hal_stream_destroy(d->stream);
+    }
+  }
+
+  std::vector<uint32_t> run(Device& d, const std::string& ptx, const std::vector<uint32_t>& in) {
+    const uint32_t count = static_cast<uint32_t>(in.size() / 3);
+    std::vector<uint32_t> out(count, 0xDEADBEEFu);
+    hal_module module = nullptr;
+    EXPECT_EQ(hal_module_load(d.device, ptx.data(), ptx.size(), nullptr, &module), HAL_SUCCESS)
+        << hal_last_error() << "\n"
+        << ptx;
+    if (module == nullptr) return {};
+    hal_function f = nullptr;
+    hal_deviceptr in_buffer = 0, out_buffer = 0;
+    EXPECT_EQ(hal_module_get_function(module, "k", &f), HAL_SUCCESS) << hal_last_error();
+    if (f == nullptr) {
+      hal_module_unload(module);
+      return {};
+    }
+    EXPECT_EQ(hal_mem_alloc(d.device, in.size() * 4, &in_buffer), HAL_SUCCESS) << hal_last_error();
+    EXPECT_EQ(hal_mem_alloc(d.device, out.size() * 4, &out_buffer), HAL_SUCCESS);
+    EXPECT_EQ(hal_memcpy_htod(d.stream, in_buffer, in.data(), in.size() * 4), HAL_SUCCESS);
+    EXPECT_EQ(hal_memcpy_htod(d.stream, out_buffer, out.data(), out.size() * 4), HAL_SUCCESS);
+    uint32_t n = count;
+    void* args[] = {&in_buffer, &out_buffer, &n};
+    hal_launch_config config{{(count + kThreads - 1) / kThreads, 1, 1}, {kThreads, 1, 1}, 0};
+    EXPECT_EQ(hal_launch(d.stream, f, &config, args), HAL_SUCCESS) << hal_last_error();
+    EXPECT_EQ(hal_memcpy_dtoh(d.stream, out.data(), out_buffer, out.size() * 4), HAL_SUCCESS);
+    EXPECT_EQ(hal_stream_synchronize(d.stream), HAL_SUCCESS) << hal_last_error();
+    hal_mem_free(d.device, in_buffer);
+    hal_mem_free(d.device, out_buffer);
+    hal_module_unload(module);
+    return out;
+  }
+
+  // Runs |body| on both devices and compares every result, reporting the first few mismatches
+  // with their inputs. With |f32_nan|, a result that is an f32 NaN on both matches whatever its
+  // payload: which NaN operand propagates is the CPU's choice, not PTX's.
+  void same_bits(const std::string& body, bool f32_nan = false) {
+    SCOPED_TRACE(body);
+    const std::vector<uint32_t> in = inputs(static_cast<uint32_t>(body.size()));
+    const std::string ptx = kernel(body);
+    const std::vector<uint32_t> want = run(cpu_, ptx, in);
+    const std::vector<uint32_t> got = run(vulkan_, ptx, in);
+    ASSERT_EQ(want.size(), in.size() / 3);
+    ASSERT_EQ(got.size(), want.size());
+    int reported = 0;
+    for (size_t i = 0; i < want.size() && reported < 5; ++i) {
+      if (got[i] == want[i]) continue;
+      if (f32_nan && is_nan(got[i]) && is_nan(want[i])) continue;
+      ++reported;
+      ADD_FAILURE() << std::hex << "inputs " << in[3 * i] << ", " << in[3 * i + 1] << ", "
+                    << in[3 * i + 2] << ": Vulkan gives " << got[i] << ", the CPU PTX device "
+                    << want[i];
+    }
+  }
+
+  Device vulkan_, cpu_;
+};
+
+TEST_F(Instructions, FusedMultiplyAddRoundsOnce) {
+  same_bits("fma.rn.f32 %d, %a, %b, %c;", true);
+  same_bits("mad.rn.f32 %d, %a, %b, %c;", true);
+  // The products of nvcc's argument reductions: a constant's split parts against a quotient.
+  same_bits(
+      "neg.f32 %f1, %a;\n  fma.rn.f32 %f2, %a, %b, 0f00000000;\n"
+      "  fma.rn.f32 %f3, %f1, %b, %f2;\n  mov.b32 %d, %f3;",
+      true);
+}
+
+TEST_F(Instructions, BitFind) {
+  for (const char* type : {"u32", "s32"}) {
+    same_bits(std::string("bfind.") + type + " %d, %a;");
+    same_bits(std::string("bfind.shiftamt.") + type + " %d, %a;");
+  }
+  for (const char* type : {"u64", "s64"}) {
+    const std::string wide = "mov.b64 %rd4, {%a, %b};\n  ";
+    same_bits(wide + "bfind." + type + " %d, %rd4;");
+    same_bits(wide + "bfind.shiftamt." + type + " %d, %rd4;");
+  }
+}
+
+TEST_F(Instructions, FindNthSetBit) {
+  // Offsets of every sign and size, bases past 31 included.
+  same_bits("fns.b32 %d, %a, %b, %c;");
+  same_bits(
+      "and.b32 %t1, %b, 63;\n  and.b32 %t2, %c, 63;\n  sub.s32 %t2, %t2, 31;\n"
+      "  fns.b32 %d, %a, %t1, %t2;");
+  same_bits("and.b32 %t1, %b, 31;\n  fns.b32 %d, %a, %t1, 0;");
+  same_bits("fns.b32 %d, %a, 0, 1;");
+  same_bits("fns.b32 %d, %a, 31, -1;");
+}
+
+TEST_F(Instructions, DotProductsAndSumOfAbsoluteDifferences) {
+  for (const char* types : {"u32.u32", "s32.s32", "u32.s32", "s32.u32"}) {
+    same_bits(std::string("dp4a.") + types + " %d, %a, %b, %c;");
+    same_bits(std::string("dp2a.lo.") + types + " %d, %a, %b, %c;");
+    same_bits(std::string("dp2a.hi.") + types + " %d, %a, %b, %c;");
+  }
+  for (const char* type : {"u32", "s32"}) {
+    same_bits(std::string("sad.") + type + " %d, %a, %b, %c;");
+  }
+}
+
+TEST_F(Instructions, SimdVideo) {
+  for (const char* op : {"vabsdiff", "vadd", "vsub", "vmin", "vmax"}) {
+    for (const char* lanes : {"2", "4"}) {
+      for (const char* types : {".u32.u32.u32", ".s32.s32.s32", ".u32.s32.u32", ".s32.u32.s32"}) {
+        const std::string name = std::string(op) + lanes + types;
+        same_bits(name + " %d, %a, %b, %c;");
+        same_bits(name + ".sat %d, %a, %b, %c;");
+        same_bits(name + ".add %d, %a, %b, %c;");
+      }
+    }
+  }
+}
+
+}  // namespace
