@@ -31,7 +31,7 @@ VULKAN_REFUSES = {
     "halves": "packed half-precision",
     "hmath": "packed half-precision",
     "atomics": "atom.global.add.f64",
-    "memory_model": "ordered or volatile",
+    "memory_model": "%clock64",
     "dp4a_bf16": "packed half-precision",
     "half_atomics": "f16x2",
     "asserting": "assert",

@@ -165,6 +165,9 @@ class Kernel {
   // The word array and its storage class behind a shared, local or constant address.
   std::pair<spv::StorageClass, uint32_t> word_array(AddressSpace space) const;
   ResolvedAddress advance(const ResolvedAddress& at, uint32_t bytes);
+  void ordered_access(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes,
+                      bool is_load, const ir::Operand& data);
+  uint32_t access_mask() const;  // a global access's memory operands: Aligned, maybe Volatile
 
  private:
   ModuleState& state_;
@@ -197,6 +200,7 @@ class Kernel {
   uint32_t builtin_local_id_ = 0, builtin_group_id_ = 0, builtin_groups_ = 0;
   uint32_t carry_ = 0;      // the .cc carry flag (u32 variable), created on first use
   uint32_t exit_flag_ = 0;  // u32 variable for multi-level exits, created on first use
+  bool volatile_ = false;   // the access being lowered is ld.volatile or st.volatile
   std::vector<uint32_t> interface_;
 
   // The control-flow graph's blocks: instruction ranges, and the branch condition.

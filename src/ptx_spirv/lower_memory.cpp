@@ -162,9 +162,9 @@ uint32_t Kernel::load_param(const ir::Instruction& ins, int64_t offset, uint32_t
   auto word = [&](uint32_t index) {
     if (!params_in_buffer_) return push_word(index);
     const uint32_t address = b.op(spv::Op::OpIAdd, t_u64, {block, b.u64(uint64_t{index} * 4)});
-    const uint32_t p = b.op(spv::Op::OpConvertUToPtr,
-                            b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, t_u32),
-                            {address});
+    const uint32_t p =
+        b.op(spv::Op::OpConvertUToPtr,
+             b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, t_u32), {address});
     return b.op(spv::Op::OpLoad, t_u32,
                 {p, static_cast<uint32_t>(spv::MemoryAccessMask::Aligned), 4u});
   };
@@ -199,14 +199,18 @@ uint32_t Kernel::load(const ir::Instruction& ins, const ResolvedAddress& at, uin
     }
     const uint32_t ptr_type = b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, access);
     const uint32_t ptr = b.op(spv::Op::OpConvertUToPtr, ptr_type, {at.value});
-    uint32_t v = b.op(spv::Op::OpLoad, access,
-                      {ptr, static_cast<uint32_t>(spv::MemoryAccessMask::Aligned), bytes});
+    uint32_t v = b.op(spv::Op::OpLoad, access, {ptr, access_mask(), bytes});
     if (bytes < 4) v = b.op(spv::Op::OpUConvert, t_u32, {v});
     return v;
   }
   const auto [storage, array] = word_array(at.space);
   auto word_at = [&](uint32_t offset) {
-    return b.op(spv::Op::OpLoad, t_u32, {word_pointer(storage, array, offset)});
+    const uint32_t p = word_pointer(storage, array, offset);
+    if (volatile_) {
+      return b.op(spv::Op::OpLoad, t_u32,
+                  {p, static_cast<uint32_t>(spv::MemoryAccessMask::Volatile)});
+    }
+    return b.op(spv::Op::OpLoad, t_u32, {p});
   };
   if (bytes == 8) {
     const uint32_t lo = b.op(spv::Op::OpUConvert, t_u64, {word_at(at.value)});
@@ -244,8 +248,7 @@ void Kernel::store(const ir::Instruction& ins, const ResolvedAddress& at, uint32
     }
     const uint32_t ptr_type = b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, access);
     const uint32_t ptr = b.op(spv::Op::OpConvertUToPtr, ptr_type, {at.value});
-    b.op_void(spv::Op::OpStore,
-              {ptr, value, static_cast<uint32_t>(spv::MemoryAccessMask::Aligned), bytes});
+    b.op_void(spv::Op::OpStore, {ptr, value, access_mask(), bytes});
     return;
   }
   if (at.space == AddressSpace::kConstant) {
@@ -289,6 +292,60 @@ void Kernel::store(const ir::Instruction& ins, const ResolvedAddress& at, uint32
   }
 }
 
+uint32_t Kernel::access_mask() const {
+  uint32_t mask = static_cast<uint32_t>(spv::MemoryAccessMask::Aligned);
+  if (volatile_) mask |= static_cast<uint32_t>(spv::MemoryAccessMask::Volatile);
+  return mask;
+}
+
+// ld.relaxed, ld.acquire, st.relaxed and st.release with a scope are atomic loads and stores of
+// that scope (.cta: the workgroup; .gpu, .cluster and .sys: the device, the widest scope a
+// Vulkan shader names), acquire and release ordering the memory of the access's own kind.
+// Local memory is the thread's own: there an ordered access is a plain one.
+void Kernel::ordered_access(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes,
+                            bool is_load, const ir::Operand& data) {
+  if (ins.vector > 1) refuse(ins, "ordered vector loads and stores are not supported");
+  if (at.param || at.space == AddressSpace::kLocal || at.space == AddressSpace::kConstant) {
+    if (is_load) {
+      write_bits(ins, data, bytes, load(ins, at, bytes), ir::is_signed(ins.types[0]));
+    } else {
+      store(ins, at, bytes, read_bits(ins, data, bytes));
+    }
+    return;
+  }
+  const bool shared = at.space == AddressSpace::kShared;
+  if (bytes != 4 && (bytes != 8 || shared)) {
+    refuse(ins,
+           "ordered loads and stores of this width are not supported (32 bits, or 64 in "
+           "global memory)");
+  }
+  const uint32_t W = bytes == 8 ? t_u64 : t_u32;
+  if (bytes == 8) {
+    need(target_.int64_atomics, ins, "64-bit atomics (shaderBufferInt64Atomics)");
+    b.capability(spv::Capability::Int64Atomics);
+  }
+  const uint32_t ptr =
+      shared ? word_pointer(spv::StorageClass::Workgroup, shared_array_, at.value)
+             : b.op(spv::Op::OpConvertUToPtr,
+                    b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, W), {at.value});
+  const bool cta = ins.mods.has(M::kCta);
+  const uint32_t scope =
+      b.u32(static_cast<uint32_t>(cta ? spv::Scope::Workgroup : spv::Scope::Device));
+  uint32_t semantics = 0;
+  if (ins.mods.has(M::kAcquire) || ins.mods.has(M::kRelease)) {
+    semantics = static_cast<uint32_t>(is_load ? spv::MemorySemanticsMask::Acquire
+                                              : spv::MemorySemanticsMask::Release) |
+                static_cast<uint32_t>(shared ? spv::MemorySemanticsMask::WorkgroupMemory
+                                             : spv::MemorySemanticsMask::UniformMemory);
+  }
+  if (is_load) {
+    const uint32_t v = b.op(spv::Op::OpAtomicLoad, W, {ptr, scope, b.u32(semantics)});
+    write_bits(ins, data, bytes, v, ir::is_signed(ins.types[0]));
+  } else {
+    b.op_void(spv::Op::OpAtomicStore, {ptr, scope, b.u32(semantics), read_bits(ins, data, bytes)});
+  }
+}
+
 bool Kernel::lower_memory(const ir::Instruction& ins) {
   const auto& ops = ins.operands;
   switch (ins.opcode) {
@@ -297,16 +354,19 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
     case O::kSt: {
       const bool is_load = ins.opcode != O::kSt;
       if (ins.types.size() != 1 || ops.size() != 2) invalid(ins, "wrong operands for ld/st");
-      if (ins.mods.has(M::kVolatile) || ins.mods.has(M::kRelaxed) || ins.mods.has(M::kAcquire) ||
-          ins.mods.has(M::kRelease) || ins.mods.has(M::kMmio)) {
-        refuse(ins, "ordered or volatile loads and stores are not translated yet");
-      }
+      if (ins.mods.has(M::kMmio)) refuse(ins, "ld.mmio and st.mmio have no Vulkan counterpart");
       const T type = ins.types[0];
       const uint32_t bytes = ir::type_size(type);
       if (bytes == 0 || bytes > 8) refuse(ins, "this access width is not supported");
       const ir::Operand& address = is_load ? ops[1] : ops[0];
       const ir::Operand& data = is_load ? ops[0] : ops[1];
       ResolvedAddress at = resolve_address(ins, address, space_of(ins));
+      if (ins.mods.has(M::kRelaxed) || ins.mods.has(M::kAcquire) || ins.mods.has(M::kRelease)) {
+        ordered_access(ins, at, bytes, is_load, data);
+        return true;
+      }
+      // Volatile: every access happens, as written (the Volatile memory operand).
+      volatile_ = ins.mods.has(M::kVolatile);
       const uint32_t n = ins.vector;
       if (n > 1 && (data.kind != ir::OperandKind::kVector || data.elements.size() != n)) {
         invalid(ins, "a vector access needs a vector of registers");
@@ -321,6 +381,7 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
           store(ins, here, bytes, read_bits(ins, element, bytes));
         }
       }
+      volatile_ = false;
       return true;
     }
     case O::kAtom:

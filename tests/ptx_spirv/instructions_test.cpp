@@ -27,7 +27,7 @@ std::string kernel(const std::string& body) {
   ptx << ".version 8.0\n.target sm_80\n.address_size 64\n"
       << ".visible .entry k(.param .u64 in, .param .u64 out, .param .u32 n)\n{\n"
       << "  .reg .pred %p<8>;\n  .reg .b32 %a, %b, %c, %d, %t<8>;\n  .reg .b64 %rd<8>;\n"
-      << "  .reg .f32 %f<8>;\n  .reg .b16 %h<8>;\n"
+      << "  .reg .f32 %f<8>;\n  .reg .b16 %h<8>;\n  .shared .align 8 .b32 s[256];\n"
       << "  mov.u32 %t0, %tid.x;\n  mov.u32 %t1, %ctaid.x;\n  mov.u32 %t2, %ntid.x;\n"
       << "  mad.lo.u32 %t0, %t1, %t2, %t0;\n  ld.param.u32 %t1, [n];\n"
       << "  setp.ge.u32 %p0, %t0, %t1;\n  @%p0 bra DONE;\n"
@@ -222,6 +222,30 @@ TEST_F(Instructions, SimdVideo) {
       }
     }
   }
+}
+
+TEST_F(Instructions, OrderedAndVolatileLoadsAndStores) {
+  // Each thread's own input words, and its own words of shared memory (%t3: byte offset).
+  const std::string shared =
+      "mov.u32 %t3, %tid.x;\n  shl.b32 %t3, %t3, 3;\n  mov.u32 %t4, s;\n"
+      "  add.u32 %t3, %t3, %t4;\n  ";
+  for (const char* store :
+       {"st.relaxed.gpu", "st.release.gpu", "st.relaxed.cta", "st.release.sys", "st.volatile"}) {
+    for (const char* load :
+         {"ld.relaxed.gpu", "ld.acquire.gpu", "ld.acquire.cta", "ld.relaxed.sys", "ld.volatile"}) {
+      same_bits(std::string(store) + ".global.b32 [%rd3+4], %a;\n  " + load +
+                ".global.b32 %d, [%rd3+4];");
+      // 64 bits: the even threads, whose input triples start 8-byte aligned.
+      same_bits(
+          std::string(
+              "and.b32 %t5, %t0, 1;\n  setp.eq.u32 %p1, %t5, 0;\n  mov.b64 %rd4, %rd3;\n  @%p1 ") +
+          store + ".global.b64 [%rd3], %rd3;\n  @%p1 " + load +
+          ".global.b64 %rd4, [%rd3];\n  sub.s64 %rd4, %rd4, %rd3;\n  cvt.u32.u64 %d, %rd4;\n"
+          "  add.u32 %d, %d, %c;");
+      same_bits(shared + store + ".shared.b32 [%t3], %b;\n  " + load + ".shared.b32 %d, [%t3];");
+    }
+  }
+  same_bits("ld.volatile.global.u16 %h1, [%rd3+2];\n  cvt.u32.u16 %d, %h1;");
 }
 
 }  // namespace
