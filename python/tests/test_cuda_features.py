@@ -27,7 +27,6 @@ VULKAN_REFUSES = {
     "tiles": "warp-level",
     "specials": "warp-level",
     "wmma16": "wmma.load",
-    "mathd": "mad with carry",
     "halves": "packed half-precision",
     "hmath": "packed half-precision",
     "atomics": "atom.global.add.f64",
@@ -194,8 +193,12 @@ def test_double_precision_math(ptx_dev, mod):
     g = out.numpy().reshape(n, 6)
     want = [np.exp(x), np.log(np.abs(x) + 1e-3), np.sin(x * 100), np.sqrt(np.abs(x)),
             x / (np.roll(x, -1) + 3.0), np.abs(x) ** 0.3]
+    # nvcc's double-precision sin relies on fused multiply-adds. Vulkan lets a driver compute
+    # Fma as a multiply then an add (lavapipe does, and f64 has no wider type to fuse in), so
+    # through translation the argument reduction loses bits: a looser bound there.
+    rtol = 1e-11 if _takes_spirv(ptx_dev) else 1e-14
     for k in range(6):
-        np.testing.assert_allclose(g[:, k], want[k], rtol=1e-14, atol=1e-15, err_msg=str(k))
+        np.testing.assert_allclose(g[:, k], want[k], rtol=rtol, atol=1e-15, err_msg=str(k))
 
 
 def test_half_pairs(ptx_dev, mod):

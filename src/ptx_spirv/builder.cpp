@@ -1,5 +1,7 @@
 #include "ptx_spirv/builder.h"
 
+#include <spirv/unified1/GLSL.std.450.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -249,6 +251,22 @@ uint32_t Builder::op(spv::Op op, uint32_t type, const Words& operands) {
   Words all{type, id};
   all.insert(all.end(), operands.begin(), operands.end());
   append(&body_, op, all);
+  switch (op) {
+    case spv::Op::OpFAdd:
+    case spv::Op::OpFSub:
+    case spv::Op::OpFMul:
+    case spv::Op::OpFDiv:
+    case spv::Op::OpFRem:
+    case spv::Op::OpFMod:
+    case spv::Op::OpFNegate:
+      // Every PTX float instruction rounds its own result, and its users see exactly that: a
+      // compiler may not contract or reassociate across instructions (drivers do, without this:
+      // (x * c + S) - S folded to x * c breaks the rounding tricks of nvcc's math library).
+      decorate(id, spv::Decoration::NoContraction);
+      break;
+    default:
+      break;
+  }
   return id;
 }
 
@@ -263,7 +281,10 @@ uint32_t Builder::ext(uint32_t type, uint32_t instruction,
                       std::initializer_list<uint32_t> operands) {
   Words all{glsl_std_450(), instruction};
   all.insert(all.end(), operands.begin(), operands.end());
-  return op(spv::Op::OpExtInst, type, all);
+  const uint32_t id = op(spv::Op::OpExtInst, type, all);
+  // A fused multiply-add must stay one operation (see op() above).
+  if (instruction == GLSLstd450Fma) decorate(id, spv::Decoration::NoContraction);
+  return id;
 }
 
 Builder Builder::checkpoint() const {

@@ -50,6 +50,29 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
     need_ops(3);
     out(b.op(op, W, {arg(1), arg(2)}));
   };
+  // The 32-bit carry chains (add.cc, addc, sub.cc, subc, mad.cc, madc): lhs + rhs (+ CC.CF), or
+  // lhs - rhs (- CC.CF), in 64 bits; bit 32 of the result is the carry out (the borrow when
+  // subtracting, as 1). Returns the low 32 bits.
+  auto carry_chain = [&](uint32_t lhs, uint32_t rhs, bool subtract, bool carry_in, bool carry_out) {
+    if (bytes != 4) refuse(ins, "carry arithmetic on other than 32 bits is not supported");
+    if (carry_ == 0) {
+      carry_ = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
+    }
+    const spv::Op op = subtract ? spv::Op::OpISub : spv::Op::OpIAdd;
+    uint32_t r =
+        b.op(op, t_u64,
+             {b.op(spv::Op::OpUConvert, t_u64, {lhs}), b.op(spv::Op::OpUConvert, t_u64, {rhs})});
+    if (carry_in) {
+      r = b.op(op, t_u64,
+               {r, b.op(spv::Op::OpUConvert, t_u64, {b.op(spv::Op::OpLoad, t_u32, {carry_})})});
+    }
+    if (carry_out) {
+      const uint32_t high = b.op(spv::Op::OpUConvert, t_u32,
+                                 {b.op(spv::Op::OpShiftRightLogical, t_u64, {r, b.u32(32)})});
+      b.op_void(spv::Op::OpStore, {carry_, b.op(spv::Op::OpBitwiseAnd, t_u32, {high, b.u32(1)})});
+    }
+    return b.op(spv::Op::OpUConvert, t_u32, {r});
+  };
 
   switch (ins.opcode) {
     case O::kAdd:
@@ -58,16 +81,7 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
       need_ops(3);
       const bool add = ins.opcode == O::kAdd;
       if (ins.mods.has(ir::Mod::kCc)) {
-        if (bytes != 4) refuse(ins, "carry arithmetic on other than 32 bits is not supported");
-        const uint32_t a = b.op(spv::Op::OpUConvert, t_u64, {arg(1)});
-        const uint32_t c = b.op(spv::Op::OpUConvert, t_u64, {arg(2)});
-        const uint32_t r = b.op(add ? spv::Op::OpIAdd : spv::Op::OpISub, t_u64, {a, c});
-        if (carry_ == 0)
-          carry_ = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
-        out(b.op(spv::Op::OpUConvert, t_u32, {r}));
-        const uint32_t high = b.op(spv::Op::OpUConvert, t_u32,
-                                   {b.op(spv::Op::OpShiftRightLogical, t_u64, {r, b.u32(32)})});
-        b.op_void(spv::Op::OpStore, {carry_, b.op(spv::Op::OpBitwiseAnd, t_u32, {high, b.u32(1)})});
+        out(carry_chain(arg(1), arg(2), !add, false, true));
         return true;
       }
       if (ins.mods.has(ir::Mod::kSat)) {
@@ -85,32 +99,29 @@ bool Kernel::lower_integer(const ir::Instruction& ins) {
       return true;
     }
     case O::kAddc:
-    case O::kSubc: {
+    case O::kSubc:
       need_ops(3);
-      if (bytes != 4) refuse(ins, "carry arithmetic on other than 32 bits is not supported");
-      if (carry_ == 0)
-        carry_ = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
-      const uint32_t carry =
-          b.op(spv::Op::OpUConvert, t_u64, {b.op(spv::Op::OpLoad, t_u32, {carry_})});
-      const uint32_t a = b.op(spv::Op::OpUConvert, t_u64, {arg(1)});
-      const uint32_t c = b.op(spv::Op::OpUConvert, t_u64, {arg(2)});
-      const bool add = ins.opcode == O::kAddc;
-      const spv::Op op = add ? spv::Op::OpIAdd : spv::Op::OpISub;
-      const uint32_t r = b.op(op, t_u64, {b.op(op, t_u64, {a, c}), carry});
-      out(b.op(spv::Op::OpUConvert, t_u32, {r}));
-      if (ins.mods.has(ir::Mod::kCc)) {
-        const uint32_t high = b.op(spv::Op::OpUConvert, t_u32,
-                                   {b.op(spv::Op::OpShiftRightLogical, t_u64, {r, b.u32(32)})});
-        b.op_void(spv::Op::OpStore, {carry_, b.op(spv::Op::OpBitwiseAnd, t_u32, {high, b.u32(1)})});
-      }
+      out(carry_chain(arg(1), arg(2), ins.opcode == O::kSubc, true, ins.mods.has(ir::Mod::kCc)));
       return true;
-    }
+    case O::kMadc:
     case O::kMul:
     case O::kMad: {
       if (pred) return false;
-      const bool mad = ins.opcode == O::kMad;
+      const bool mad = ins.opcode != O::kMul;
       need_ops(mad ? 4 : 3);
-      if (ins.mods.has(ir::Mod::kCc)) refuse(ins, "mad with carry is not supported");
+      if (ins.opcode == O::kMadc || ins.mods.has(ir::Mod::kCc)) {
+        // mad.cc / madc: the .lo or .hi half of the product, then a 32-bit carry chain.
+        if (bytes != 4) refuse(ins, "carry arithmetic on other than 32 bits is not supported");
+        const bool hi = ins.mods.has(ir::Mod::kHi);
+        if (!hi && !ins.mods.has(ir::Mod::kLo)) invalid(ins, "mad.cc and madc need .lo or .hi");
+        const uint32_t pair = b.type_struct({t_u32, t_u32});
+        const uint32_t both =
+            b.op(sign ? spv::Op::OpSMulExtended : spv::Op::OpUMulExtended, pair, {arg(1), arg(2)});
+        const uint32_t product = b.op(spv::Op::OpCompositeExtract, t_u32, {both, hi ? 1u : 0u});
+        out(carry_chain(product, arg(3), false, ins.opcode == O::kMadc,
+                        ins.mods.has(ir::Mod::kCc)));
+        return true;
+      }
       if (ins.mods.has(ir::Mod::kWide)) {
         const T wide = widened(type);
         if (wide == T::kNone) invalid(ins, ".wide applies to 16- and 32-bit types");
