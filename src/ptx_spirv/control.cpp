@@ -37,6 +37,36 @@ void Kernel::if_then(uint32_t condition, const std::function<void()>& then) {
   open_block(merge);
 }
 
+// A do-while loop: the body reads nothing but the variable holding the last value seen, so
+// the one access that counts is the successful compare-exchange, and a failed one hands its
+// fresher value to the next try. The back edge is the continue target's conditional branch, the
+// form a structured loop allows without a selection. A failed exchange is relaxed: only the one
+// that stores carries the instruction's ordering.
+uint32_t Kernel::cas_loop(uint32_t ptr, uint32_t type, uint32_t scope, uint32_t semantics,
+                          const std::function<uint32_t(uint32_t)>& update) {
+  const uint32_t seen = b.local_variable(b.type_pointer(spv::StorageClass::Function, type));
+  b.op_void(spv::Op::OpStore, {seen, b.op(spv::Op::OpAtomicLoad, type, {ptr, scope, b.u32(0)})});
+  const uint32_t header = b.fresh_id(), body = b.fresh_id(), continue_target = b.fresh_id(),
+                 merge = b.fresh_id();
+  branch(header);
+  open_block(header);
+  b.op_void(spv::Op::OpLoopMerge, {merge, continue_target, 0});
+  b.op_void(spv::Op::OpBranch, {body});
+  block_open_ = false;
+  open_block(body);
+  const uint32_t old = b.op(spv::Op::OpLoad, type, {seen});
+  const uint32_t got = b.op(spv::Op::OpAtomicCompareExchange, type,
+                            {ptr, scope, semantics, b.u32(0), update(old), old});
+  b.op_void(spv::Op::OpStore, {seen, got});
+  const uint32_t retry = b.op(spv::Op::OpINotEqual, t_bool, {got, old});
+  branch(continue_target);
+  open_block(continue_target);
+  b.op_void(spv::Op::OpBranchConditional, {retry, header, merge});
+  block_open_ = false;
+  open_block(merge);
+  return b.op(spv::Op::OpLoad, type, {seen});
+}
+
 uint32_t Kernel::block_condition(uint32_t block) {
   const BlockRange& r = ranges_[block];
   uint32_t value = load_register(r.guard);

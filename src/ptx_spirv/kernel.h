@@ -91,6 +91,10 @@ class Kernel {
   void open_block(uint32_t label);
   void branch(uint32_t label);  // terminates the current block
   void if_then(uint32_t condition, const std::function<void()>& then);
+  // Atomically replaces the |type| value at |ptr| by update(old), by compare-and-swap until no
+  // other write came between; returns the old value the successful swap read.
+  uint32_t cas_loop(uint32_t ptr, uint32_t type, uint32_t scope, uint32_t semantics,
+                    const std::function<uint32_t(uint32_t)>& update);
 
   // ---- instructions (lower_*.cpp) -------------------------------------------------------
   void lower(const ir::Instruction& ins);
@@ -103,6 +107,7 @@ class Kernel {
   bool lower_convert(const ir::Instruction& ins);
   bool lower_simd(const ir::Instruction& ins);  // the SIMD video instructions
   bool lower_memory(const ir::Instruction& ins);
+  void lower_atomic(const ir::Instruction& ins);  // atom and red
   bool lower_misc(const ir::Instruction& ins);
 
  public:  // the value helpers, used by the lowering files' free functions

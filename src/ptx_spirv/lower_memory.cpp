@@ -346,6 +346,193 @@ void Kernel::ordered_access(const ir::Instruction& ins, const ResolvedAddress& a
   }
 }
 
+// atom and red. What Vulkan has natively (integer add, min, max, bitwise operations, exchange,
+// compare-and-swap, and f32 add on global memory with VK_EXT_shader_atomic_float) maps to one
+// atomic instruction; the rest is a compare-and-swap loop (Kernel::cas_loop) that computes the
+// new value from the old as the CPU PTX device does: inc and dec, f32 add on shared memory, f64
+// add, and the half-precision adds. A 16-bit operand (f16 and bf16 add, cas.b16) is swapped as
+// its containing 32-bit word, the other half stored back as it was read, so that a neighbour's
+// concurrent update of the other half makes the swap fail and retry instead of being lost.
+void Kernel::lower_atomic(const ir::Instruction& ins) {
+  const auto& ops = ins.operands;
+  const bool result = ins.opcode == O::kAtom;
+  if (ins.types.size() != 1) invalid(ins, "atom and red take one type");
+  const T type = ins.types[0];
+  const uint32_t bytes = ir::type_size(type);
+  const size_t first = result ? 1 : 0;
+  const bool cas = ins.mods.has(M::kCas);
+  if (ops.size() != first + (cas ? 3 : 2)) invalid(ins, "wrong number of operands");
+  if (ins.vector > 1) refuse(ins, "vector atomics are not supported");
+  const ResolvedAddress at = resolve_address(ins, ops[first], space_of(ins));
+  if (at.param || at.space == AddressSpace::kLocal || at.space == AddressSpace::kConstant) {
+    refuse(ins, "atomics on this memory (local memory or a module variable) are not supported");
+  }
+  const bool is_f = ir::is_float(type);
+  const bool half = bytes == 2;  // in half of a 32-bit word
+  if (half && !(cas || (ins.mods.has(M::kAdd) && is_f))) {
+    refuse(ins, "16-bit atomics other than cas.b16 and f16 or bf16 add are not supported");
+  }
+  if (bytes != 4 && bytes != 8 && !half) refuse(ins, "atomics on this width are not supported");
+  const bool shared = at.space == AddressSpace::kShared;
+  // Two shared words swapped one after the other are no 64-bit atomic.
+  if (shared && bytes == 8) refuse(ins, "64-bit shared-memory atomics are not supported");
+  if (bytes == 8) {
+    need(target_.int64_atomics, ins, "64-bit atomics (shaderBufferInt64Atomics)");
+    b.capability(spv::Capability::Int64Atomics);
+  }
+  const uint32_t W = bytes == 8 ? t_u64 : t_u32;
+  uint32_t ptr = 0;
+  uint32_t shift = 0;  // half: the operand's bit offset in its word
+  if (shared) {
+    ptr = word_pointer(spv::StorageClass::Workgroup, shared_array_, at.value);
+    if (half) {
+      shift = b.op(spv::Op::OpShiftLeftLogical, t_u32,
+                   {b.op(spv::Op::OpBitwiseAnd, t_u32, {at.value, b.u32(2)}), b.u32(3)});
+    }
+  } else {
+    uint32_t address = at.value;
+    if (half) {
+      address = b.op(spv::Op::OpBitwiseAnd, t_u64, {at.value, b.u64(~uint64_t{3})});
+      const uint32_t low = b.op(spv::Op::OpUConvert, t_u32, {at.value});
+      shift = b.op(spv::Op::OpShiftLeftLogical, t_u32,
+                   {b.op(spv::Op::OpBitwiseAnd, t_u32, {low, b.u32(2)}), b.u32(3)});
+    }
+    ptr = b.op(spv::Op::OpConvertUToPtr,
+               b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, W), {address});
+  }
+  const bool cta = ins.mods.has(M::kCta);
+  const uint32_t scope =
+      b.u32(static_cast<uint32_t>(cta || shared ? spv::Scope::Workgroup : spv::Scope::Device));
+  uint32_t sem_bits = 0;
+  const uint32_t storage = static_cast<uint32_t>(shared ? spv::MemorySemanticsMask::WorkgroupMemory
+                                                        : spv::MemorySemanticsMask::UniformMemory);
+  if (ins.mods.has(M::kAcquire) || ins.mods.has(M::kRelease) || ins.mods.has(M::kAcqRel)) {
+    sem_bits = static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease) | storage;
+  }
+  const uint32_t semantics = b.u32(sem_bits);
+
+  // The 16-bit operand of a word, and the word with it replaced.
+  auto part = [&](uint32_t word) {
+    return b.op(spv::Op::OpBitFieldUExtract, t_u32, {word, shift, b.u32(16)});
+  };
+  auto replace = [&](uint32_t word, uint32_t bits16) {
+    return b.op(spv::Op::OpBitFieldInsert, t_u32, {word, bits16, shift, b.u32(16)});
+  };
+  // f16 and bf16 add as the CPU PTX device does it: in f32, rounded once to the format (f32
+  // holds more than twice the format's precision, so the sum is correctly rounded).
+  auto add_16 = [&](uint32_t x, uint32_t y, T format) {
+    return from_working(
+        b.op(spv::Op::OpFAdd, t_f32, {to_working(x, format), to_working(y, format)}), format);
+  };
+
+  uint32_t old = 0;
+  if (cas) {
+    const uint32_t compare = read_bits(ins, ops[first + 1], bytes);
+    const uint32_t value = read_bits(ins, ops[first + 2], bytes);
+    if (half) {
+      // A word whose operand differs is stored back unchanged, which changes nothing.
+      old = part(cas_loop(ptr, t_u32, scope, semantics, [&](uint32_t word) {
+        const uint32_t equal = b.op(spv::Op::OpIEqual, t_bool, {part(word), compare});
+        return select(t_u32, equal, replace(word, value), word);
+      }));
+    } else {
+      // A failed exchange stores nothing: it may acquire, but never release.
+      const uint32_t unequal = b.u32(
+          sem_bits == 0 ? 0 : static_cast<uint32_t>(spv::MemorySemanticsMask::Acquire) | storage);
+      old = b.op(spv::Op::OpAtomicCompareExchange, W,
+                 {ptr, scope, semantics, unequal, value, compare});
+    }
+  } else if (ins.mods.has(M::kAdd) && type == T::kF32 && !shared) {
+    need(target_.float32_atomic_add, ins, "float32 atomic add (VK_EXT_shader_atomic_float)");
+    b.capability(spv::Capability::AtomicFloat32AddEXT);
+    b.extension("SPV_EXT_shader_atomic_float_add");
+    const uint32_t value = read(ins, ops[first + 1], type);
+    // The pointer must point to a float.
+    const uint32_t fptr =
+        b.op(spv::Op::OpConvertUToPtr,
+             b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, t_f32), {at.value});
+    old = bitcast(t_u32, b.op(spv::Op::OpAtomicFAddEXT, t_f32, {fptr, scope, semantics, value}));
+  } else if (ins.mods.has(M::kAdd) && is_f) {
+    const uint32_t value = read_bits(ins, ops[first + 1], bytes);
+    std::function<uint32_t(uint32_t)> update;
+    switch (type) {
+      case T::kF32:
+      case T::kF64: {
+        const uint32_t F = type == T::kF64 ? f64(ins) : t_f32;
+        update = [&, F](uint32_t word) {
+          return bitcast(W, b.op(spv::Op::OpFAdd, F, {bitcast(F, word), bitcast(F, value)}));
+        };
+        break;
+      }
+      case T::kF16:
+      case T::kBF16:
+        update = [&](uint32_t word) { return replace(word, add_16(part(word), value, type)); };
+        break;
+      case T::kF16x2:
+      case T::kBF16x2: {
+        const T format = type == T::kF16x2 ? T::kF16 : T::kBF16;
+        update = [&, format](uint32_t word) {
+          auto low = [&](uint32_t v) {
+            return b.op(spv::Op::OpBitwiseAnd, t_u32, {v, b.u32(0xFFFF)});
+          };
+          auto high = [&](uint32_t v) {
+            return b.op(spv::Op::OpShiftRightLogical, t_u32, {v, b.u32(16)});
+          };
+          const uint32_t lo = add_16(low(word), low(value), format);
+          const uint32_t hi = add_16(high(word), high(value), format);
+          return b.op(spv::Op::OpBitwiseOr, t_u32,
+                      {lo, b.op(spv::Op::OpShiftLeftLogical, t_u32, {hi, b.u32(16)})});
+        };
+        break;
+      }
+      default:
+        refuse(ins, std::string("atomic add on .") + ir::type_name(type) + " is not supported");
+    }
+    const uint32_t word = cas_loop(ptr, W, scope, semantics, update);
+    old = half ? part(word) : word;
+  } else if (is_f) {
+    refuse(ins, "floating-point atomics other than add are not supported");
+  } else if (ins.mods.has(M::kInc) || ins.mods.has(M::kDec)) {
+    // inc: old >= b ? 0 : old + 1; dec: (old == 0 || old > b) ? b : old - 1 (unsigned).
+    const bool inc = ins.mods.has(M::kInc);
+    const uint32_t limit = read_bits(ins, ops[first + 1], bytes);
+    const uint32_t zero = bytes == 8 ? b.u64(0) : b.u32(0);
+    const uint32_t one = bytes == 8 ? b.u64(1) : b.u32(1);
+    old = cas_loop(ptr, W, scope, semantics, [&](uint32_t v) {
+      if (inc) {
+        const uint32_t wrap = b.op(spv::Op::OpUGreaterThanEqual, t_bool, {v, limit});
+        return select(W, wrap, zero, b.op(spv::Op::OpIAdd, W, {v, one}));
+      }
+      const uint32_t wrap = b.op(spv::Op::OpLogicalOr, t_bool,
+                                 {b.op(spv::Op::OpIEqual, t_bool, {v, zero}),
+                                  b.op(spv::Op::OpUGreaterThan, t_bool, {v, limit})});
+      return select(W, wrap, limit, b.op(spv::Op::OpISub, W, {v, one}));
+    });
+  } else {
+    const bool sign = ir::is_signed(type);
+    spv::Op op = spv::Op::OpNop;
+    if (ins.mods.has(M::kAdd))
+      op = spv::Op::OpAtomicIAdd;
+    else if (ins.mods.has(M::kExch))
+      op = spv::Op::OpAtomicExchange;
+    else if (ins.mods.has(M::kAnd))
+      op = spv::Op::OpAtomicAnd;
+    else if (ins.mods.has(M::kOr))
+      op = spv::Op::OpAtomicOr;
+    else if (ins.mods.has(M::kXor))
+      op = spv::Op::OpAtomicXor;
+    else if (ins.mods.has(M::kMin))
+      op = sign ? spv::Op::OpAtomicSMin : spv::Op::OpAtomicUMin;
+    else if (ins.mods.has(M::kMax))
+      op = sign ? spv::Op::OpAtomicSMax : spv::Op::OpAtomicUMax;
+    else
+      invalid(ins, "an atomic needs an operation");
+    const uint32_t value = read_bits(ins, ops[first + 1], bytes);
+    old = b.op(op, W, {ptr, scope, semantics, value});
+  }
+  if (result) write_bits(ins, ops[0], bytes, old, false);
+}
+
 bool Kernel::lower_memory(const ir::Instruction& ins) {
   const auto& ops = ins.operands;
   switch (ins.opcode) {
@@ -385,93 +572,9 @@ bool Kernel::lower_memory(const ir::Instruction& ins) {
       return true;
     }
     case O::kAtom:
-    case O::kRed: {
-      const bool result = ins.opcode == O::kAtom;
-      if (ins.types.size() != 1) invalid(ins, "atom and red take one type");
-      const T type = ins.types[0];
-      const uint32_t bytes = ir::type_size(type);
-      const size_t first = result ? 1 : 0;
-      const bool cas = ins.mods.has(M::kCas);
-      if (ops.size() != first + (cas ? 3 : 2)) invalid(ins, "wrong number of operands");
-      if (ins.vector > 1) refuse(ins, "vector atomics are not supported");
-      const ResolvedAddress at = resolve_address(ins, ops[first], space_of(ins));
-      if (at.param || at.space == AddressSpace::kLocal || at.space == AddressSpace::kConstant) {
-        refuse(ins, "atomics on this memory (local memory or a module variable) are not supported");
-      }
-      if (bytes != 4 && bytes != 8) refuse(ins, "atomics on this width are not supported");
-      if (bytes == 8) {
-        need(target_.int64_atomics, ins, "64-bit atomics (shaderBufferInt64Atomics)");
-        b.capability(spv::Capability::Int64Atomics);
-      }
-      const bool shared = at.space == AddressSpace::kShared;
-      if (shared && bytes == 8) refuse(ins, "64-bit shared-memory atomics are not supported");
-      const uint32_t W = bytes == 8 ? t_u64 : t_u32;
-      uint32_t ptr = 0;
-      if (shared) {
-        ptr = word_pointer(spv::StorageClass::Workgroup, shared_array_, at.value);
-      } else {
-        ptr = b.op(spv::Op::OpConvertUToPtr,
-                   b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, W), {at.value});
-      }
-      const bool cta = ins.mods.has(M::kCta);
-      const uint32_t scope =
-          b.u32(static_cast<uint32_t>(cta || shared ? spv::Scope::Workgroup : spv::Scope::Device));
-      uint32_t sem_bits = 0;
-      if (ins.mods.has(M::kAcquire) || ins.mods.has(M::kRelease) || ins.mods.has(M::kAcqRel)) {
-        sem_bits = static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease) |
-                   static_cast<uint32_t>(shared ? spv::MemorySemanticsMask::WorkgroupMemory
-                                                : spv::MemorySemanticsMask::UniformMemory);
-      }
-      const uint32_t semantics = b.u32(sem_bits);
-      const bool is_f = ir::is_float(type);
-      uint32_t old = 0;
-      if (cas) {
-        const uint32_t compare = read_bits(ins, ops[first + 1], bytes);
-        const uint32_t value = read_bits(ins, ops[first + 2], bytes);
-        old = b.op(spv::Op::OpAtomicCompareExchange, W,
-                   {ptr, scope, semantics, semantics, value, compare});
-      } else if (ins.mods.has(M::kAdd) && is_f) {
-        if (type != T::kF32) refuse(ins, "only f32 float atomics are supported");
-        need(target_.float32_atomic_add, ins, "float32 atomic add (VK_EXT_shader_atomic_float)");
-        b.capability(spv::Capability::AtomicFloat32AddEXT);
-        b.extension("SPV_EXT_shader_atomic_float_add");
-        const uint32_t value = read(ins, ops[first + 1], type);
-        // The pointer must point to a float.
-        uint32_t fptr = 0;
-        if (shared) {
-          refuse(ins, "f32 atomic add on shared memory is not supported yet");
-        } else {
-          fptr = b.op(spv::Op::OpConvertUToPtr,
-                      b.type_pointer(spv::StorageClass::PhysicalStorageBuffer, t_f32), {at.value});
-        }
-        const uint32_t r = b.op(spv::Op::OpAtomicFAddEXT, t_f32, {fptr, scope, semantics, value});
-        old = bitcast(t_u32, r);
-      } else {
-        if (is_f) refuse(ins, "this float atomic is not supported");
-        const bool sign = ir::is_signed(type);
-        spv::Op op = spv::Op::OpNop;
-        if (ins.mods.has(M::kAdd))
-          op = spv::Op::OpAtomicIAdd;
-        else if (ins.mods.has(M::kExch))
-          op = spv::Op::OpAtomicExchange;
-        else if (ins.mods.has(M::kAnd))
-          op = spv::Op::OpAtomicAnd;
-        else if (ins.mods.has(M::kOr))
-          op = spv::Op::OpAtomicOr;
-        else if (ins.mods.has(M::kXor))
-          op = spv::Op::OpAtomicXor;
-        else if (ins.mods.has(M::kMin))
-          op = sign ? spv::Op::OpAtomicSMin : spv::Op::OpAtomicUMin;
-        else if (ins.mods.has(M::kMax))
-          op = sign ? spv::Op::OpAtomicSMax : spv::Op::OpAtomicUMax;
-        else
-          refuse(ins, "this atomic operation (inc, dec) is not supported yet");
-        const uint32_t value = read_bits(ins, ops[first + 1], bytes);
-        old = b.op(op, W, {ptr, scope, semantics, value});
-      }
-      if (result) write_bits(ins, ops[0], bytes, old, false);
+    case O::kRed:
+      lower_atomic(ins);
       return true;
-    }
     case O::kCp: {
       // cp.async: the copy happens now, so commit_group and wait_group have nothing to wait for.
       if (!ins.mods.has(M::kAsync)) return false;

@@ -301,7 +301,7 @@ uint32_t Kernel::f16_to_f32(uint32_t bits) {
 }
 
 uint32_t Kernel::f32_to_f16(uint32_t value) {
-  // Round to nearest even, overflow to infinity, NaN kept quiet, subnormals rounded correctly.
+  // Round to nearest even, overflow to infinity, subnormals rounded correctly.
   const uint32_t x = bitcast(t_u32, value);
   const uint32_t sign =
       b.op(spv::Op::OpBitwiseAnd, t_u32,
@@ -328,8 +328,9 @@ uint32_t Kernel::f32_to_f16(uint32_t value) {
   const uint32_t is_nan = b.op(spv::Op::OpUGreaterThan, t_bool, {abs, b.u32(0x7F800000u)});
   uint32_t result = select(t_u32, is_subnormal, subnormal, normal);
   result = select(t_u32, is_overflow, b.u32(0x7C00), result);
-  result = select(t_u32, is_nan, b.u32(0x7E00), result);
-  return b.op(spv::Op::OpBitwiseOr, t_u32, {sign, result});
+  result = b.op(spv::Op::OpBitwiseOr, t_u32, {sign, result});
+  // NaN becomes the canonical NaN that NVIDIA GPUs (and the CPU PTX device) produce.
+  return select(t_u32, is_nan, b.u32(0x7FFF), result);
 }
 
 uint32_t Kernel::bf16_to_f32(uint32_t bits) {
@@ -346,10 +347,8 @@ uint32_t Kernel::f32_to_bf16(uint32_t value) {
             b.u32(16)});
   const uint32_t abs = b.op(spv::Op::OpBitwiseAnd, t_u32, {x, b.u32(0x7FFFFFFF)});
   const uint32_t is_nan = b.op(spv::Op::OpUGreaterThan, t_bool, {abs, b.u32(0x7F800000u)});
-  const uint32_t quiet =
-      b.op(spv::Op::OpBitwiseOr, t_u32,
-           {b.op(spv::Op::OpShiftRightLogical, t_u32, {x, b.u32(16)}), b.u32(0x40)});
-  return select(t_u32, is_nan, quiet, rounded);
+  // NaN becomes the canonical NaN, as for f16.
+  return select(t_u32, is_nan, b.u32(0x7FFF), rounded);
 }
 
 // ---- special registers and symbols -------------------------------------------------------

@@ -164,6 +164,32 @@ class Instructions : public ::testing::Test {
     }
   }
 
+  // Runs kernel 'k' of |ptx|, whose one parameter is a buffer of |words| zeroed words, on
+  // |blocks| blocks of kThreads threads, and returns the buffer.
+  std::vector<uint32_t> run_on_zeros(Device& d, const std::string& ptx, size_t words,
+                                     uint32_t blocks) {
+    std::vector<uint32_t> out(words, 0);
+    hal_module module = nullptr;
+    EXPECT_EQ(hal_module_load(d.device, ptx.data(), ptx.size(), nullptr, &module), HAL_SUCCESS)
+        << hal_last_error();
+    if (module == nullptr) return {};
+    hal_function f = nullptr;
+    hal_deviceptr buffer = 0;
+    EXPECT_EQ(hal_module_get_function(module, "k", &f), HAL_SUCCESS) << hal_last_error();
+    if (f != nullptr) {
+      EXPECT_EQ(hal_mem_alloc(d.device, words * 4, &buffer), HAL_SUCCESS) << hal_last_error();
+      EXPECT_EQ(hal_memcpy_htod(d.stream, buffer, out.data(), words * 4), HAL_SUCCESS);
+      void* args[] = {&buffer};
+      hal_launch_config config{{blocks, 1, 1}, {kThreads, 1, 1}, 0};
+      EXPECT_EQ(hal_launch(d.stream, f, &config, args), HAL_SUCCESS) << hal_last_error();
+      EXPECT_EQ(hal_memcpy_dtoh(d.stream, out.data(), buffer, words * 4), HAL_SUCCESS);
+      EXPECT_EQ(hal_stream_synchronize(d.stream), HAL_SUCCESS) << hal_last_error();
+      hal_mem_free(d.device, buffer);
+    }
+    hal_module_unload(module);
+    return out;
+  }
+
   Device vulkan_, cpu_;
 };
 
@@ -246,6 +272,193 @@ TEST_F(Instructions, OrderedAndVolatileLoadsAndStores) {
     }
   }
   same_bits("ld.volatile.global.u16 %h1, [%rd3+2];\n  cvt.u32.u16 %d, %h1;");
+}
+
+// Each thread's own word (or pair of halves) of global and shared memory, so that the old and
+// the new value are determined: the new value must be the CPU PTX device's, bit for bit, and
+// the old one the value stored before (else %d is 0xBAD0BAD0). %t3: the thread's own 8 bytes of
+// shared memory.
+TEST_F(Instructions, AtomicsComputedByCompareAndSwap) {
+  const std::string own_shared =
+      "mov.u32 %t3, %tid.x;\n  shl.b32 %t3, %t3, 3;\n  mov.u32 %t4, s;\n"
+      "  add.u32 %t3, %t3, %t4;\n  st.shared.b32 [%t3], %a;\n  ";
+  // %t5: the old value, %t6: the word after; the old value must be %t7.
+  const std::string check = "\n  setp.eq.u32 %p2, %t5, %t7;\n  selp.b32 %d, %t6, 0xBAD0BAD0, %p2;";
+  for (const char* op : {"inc", "dec"}) {
+    for (const char* limit : {"%b", "7", "0", "0xFFFFFFFF"}) {
+      same_bits(own_shared + "atom.shared." + op + ".u32 %t5, [%t3], " + limit +
+                ";\n  ld.shared.b32 %t6, [%t3];\n  mov.b32 %t7, %a;" + check);
+      same_bits(std::string("atom.global.") + op + ".u32 %t5, [%rd3], " + limit +
+                ";\n  ld.global.b32 %t6, [%rd3];\n  mov.b32 %t7, %a;" + check);
+      same_bits(std::string("red.global.") + op + ".u32 [%rd3], " + limit +
+                ";\n  ld.global.b32 %d, [%rd3];");
+    }
+  }
+  // f32 add on shared memory; NaN sums may carry either operand's payload.
+  same_bits(own_shared +
+                "atom.shared.add.f32 %t5, [%t3], %b;\n  ld.shared.b32 %t6, [%t3];\n"
+                "  mov.b32 %t7, %a;" +
+                check,
+            true);
+  same_bits(own_shared + "red.shared.add.f32 [%t3], %b;\n  ld.shared.b32 %d, [%t3];", true);
+  // f64 add on global memory, by the even threads (whose 8 bytes are aligned): the low and the
+  // high word of the sum, NaN made one NaN.
+  for (const char* word : {"%t6, %t7", "%t7, %t6"}) {
+    same_bits(
+        std::string("and.b32 %t5, %t0, 1;\n  setp.eq.u32 %p1, %t5, 0;\n  mov.b32 %d, %c;\n"
+                    "  @!%p1 bra SKIP;\n  mov.b64 %rd6, {%c, %a};\n"
+                    "  atom.global.add.f64 %rd5, [%rd3], %rd6;\n  ld.global.b64 %rd7, [%rd3];\n"
+                    "  testp.notanumber.f64 %p3, %rd7;\n"
+                    "  @%p3 mov.b64 %rd7, 0x7FF8000000000000;\n  mov.b64 {") +
+        word +
+        "}, %rd7;\n  mov.b64 %rd4, {%a, %b};\n  setp.eq.u64 %p2, %rd5, %rd4;\n"
+        "  selp.b32 %d, %t6, 0xBAD0BAD0, %p2;\nSKIP:");
+  }
+  same_bits(
+      "and.b32 %t5, %t0, 1;\n  setp.eq.u32 %p1, %t5, 0;\n  mov.b32 %d, %c;\n"
+      "  @!%p1 bra SKIP;\n  mov.b64 %rd6, {%c, %a};\n  red.global.add.f64 [%rd3], %rd6;\n"
+      "  ld.global.b64 %rd7, [%rd3];\n  testp.notanumber.f64 %p3, %rd7;\n"
+      "  @%p3 mov.b64 %rd7, 0x7FF8000000000000;\n  mov.b64 {%t6, %d}, %rd7;\nSKIP:");
+  // Half-precision adds: on either half of a word, whose other half must stay as it was, and
+  // on pairs; rounded as the CPU PTX device rounds, NaN the canonical NaN.
+  for (const char* type : {"f16", "bf16"}) {
+    for (const char* offset : {"", "+2"}) {
+      const std::string half_offset = offset;
+      const std::string old_half = half_offset.empty() ? "%h3" : "%h4";
+      same_bits(own_shared + "mov.b32 {%h1, %h2}, %c;\n  atom.shared.add.noftz." + type +
+                " %h5, [%t3" + half_offset + "], %h1;\n  ld.shared.b32 %t6, [%t3];\n" +
+                "  mov.b32 {%h3, %h4}, %a;\n  cvt.u32.u16 %t7, " + old_half +
+                ";\n  cvt.u32.u16 %t5, %h5;" + check);
+      same_bits("mov.b32 {%h1, %h2}, %c;\n  atom.global.add.noftz." + std::string(type) +
+                " %h5, [%rd3" + half_offset + "], %h1;\n  ld.global.b32 %t6, [%rd3];\n" +
+                "  mov.b32 {%h3, %h4}, %a;\n  cvt.u32.u16 %t7, " + old_half +
+                ";\n  cvt.u32.u16 %t5, %h5;" + check);
+      same_bits("mov.b32 {%h1, %h2}, %c;\n  red.global.add.noftz." + std::string(type) + " [%rd3" +
+                half_offset + "], %h2;\n  ld.global.b32 %d, [%rd3];");
+    }
+    same_bits(own_shared + "atom.shared.add.noftz." + type + "x2 %t5, [%t3], %c;\n" +
+              "  ld.shared.b32 %t6, [%t3];\n  mov.b32 %t7, %a;" + check);
+    same_bits(std::string("atom.global.add.noftz.") + type + "x2 %t5, [%rd3], %c;\n" +
+              "  ld.global.b32 %t6, [%rd3];\n  mov.b32 %t7, %a;" + check);
+    same_bits(std::string("red.global.add.noftz.") + type + "x2 [%rd3], %c;\n" +
+              "  ld.global.b32 %d, [%rd3];");
+  }
+  // cas.b16: a compare that holds (the half's own value) and one that mostly fails.
+  for (const char* compare : {"%h4", "%h1"}) {
+    same_bits(
+        "mov.b32 {%h1, %h2}, %c;\n  mov.b32 {%h3, %h4}, %a;\n"
+        "  atom.global.cas.b16 %h5, [%rd3+2], " +
+        std::string(compare) +
+        ", %h2;\n  ld.global.b32 %t6, [%rd3];\n  cvt.u32.u16 %t7, %h4;\n"
+        "  cvt.u32.u16 %t5, %h5;" +
+        check);
+    same_bits(own_shared + "mov.b32 {%h1, %h2}, %c;\n  mov.b32 {%h3, %h4}, %a;\n" +
+              "  atom.shared.cas.b16 %h5, [%t3+2], " + compare +
+              ", %h2;\n  ld.shared.b32 %t6, [%t3];\n  cvt.u32.u16 %t7, %h4;\n"
+              "  cvt.u32.u16 %t5, %h5;" +
+              check);
+  }
+}
+
+// Every thread of several blocks updates the same words, so that a lost update or an old value
+// that is not the one the successful swap read shows: counts and sums of ones are exact, and the
+// old values of inc are each count below the total exactly once. The expected values are worked
+// out here, and both devices must give them.
+TEST_F(Instructions, AtomicsUnderContention) {
+  constexpr uint32_t kBlocks = 4, kAll = kBlocks * kThreads;
+  // Words: [0, 8) global counters, [8, 8 + 8 * kBlocks) each block's shared counters, then
+  // per thread the old value of a global inc and of a shared inc.
+  const std::string ptx = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<8>;
+  .reg .b16 %h<8>;
+  .shared .align 8 .b32 s[8];
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, s;
+  setp.lt.u32 %p0, %r0, 8;
+  shl.b32 %r2, %r0, 2;
+  add.u32 %r2, %r2, %r1;
+  @%p0 st.shared.u32 [%r2], 0;
+  bar.sync 0;
+  mov.b16 %h1, 0x3C00;
+  mov.b16 %h2, 0x3F80;
+  atom.shared.inc.u32 %r3, [%r1], 1000;
+  atom.shared.add.f32 %r4, [%r1+4], 0f3F800000;
+  red.shared.add.noftz.f16 [%r1+8], %h1;
+  atom.shared.add.noftz.bf16 %h3, [%r1+10], %h2;
+  red.shared.add.noftz.f16x2 [%r1+12], 0x3C003C00;
+  atom.shared.dec.u32 %r5, [%r1+16], 1000;
+  atom.shared.add.noftz.bf16x2 %r6, [%r1+20], 0x3F803F80;
+  ld.param.u64 %rd1, [out];
+  atom.global.inc.u32 %r7, [%rd1], 100000;
+  atom.global.add.f64 %rd2, [%rd1+8], 0d3FF0000000000000;
+  atom.global.add.noftz.f16 %h4, [%rd1+16], %h1;
+  red.global.add.noftz.f16 [%rd1+18], %h1;
+  red.global.dec.u32 [%rd1+20], 100000;
+  atom.global.add.noftz.f16x2 %r8, [%rd1+24], 0x3C003C00;
+  mov.u32 %r9, %ctaid.x;
+  mov.u32 %r10, %ntid.x;
+  mad.lo.u32 %r11, %r9, %r10, %r0;
+  mul.wide.u32 %rd3, %r11, 8;
+  add.s64 %rd3, %rd3, %rd1;
+  st.global.u32 [%rd3+)" + std::to_string(4 * (8 + 8 * kBlocks)) +
+                          R"(], %r7;
+  st.global.u32 [%rd3+)" + std::to_string(4 * (8 + 8 * kBlocks) + 4) +
+                          R"(], %r3;
+  bar.sync 0;
+  @!%p0 bra DONE;
+  ld.shared.u32 %r12, [%r2];
+  mul.wide.u32 %rd4, %r9, 32;
+  add.s64 %rd4, %rd4, %rd1;
+  mul.wide.u32 %rd5, %r0, 4;
+  add.s64 %rd4, %rd4, %rd5;
+  st.global.u32 [%rd4+32], %r12;
+DONE:
+  ret;
+}
+)";
+  const size_t words = 8 + 8 * kBlocks + 2 * kAll;
+  for (Device* d : {&cpu_, &vulkan_}) {
+    SCOPED_TRACE(d == &cpu_ ? "the CPU PTX device" : "Vulkan");
+    const std::vector<uint32_t> out = run_on_zeros(*d, ptx, words, kBlocks);
+    ASSERT_EQ(out.size(), words);
+    EXPECT_EQ(out[0], kAll);  // inc
+    const double sum = 1.0 * kAll;
+    uint64_t sum_bits;
+    std::memcpy(&sum_bits, &sum, 8);
+    EXPECT_EQ(out[2] | uint64_t{out[3]} << 32, sum_bits);  // f64 add
+    EXPECT_EQ(out[4], 0x60006000u);                        // 512.0 in both f16 halves
+    EXPECT_EQ(out[5], 100001u - kAll);                     // dec from 0: 100000, 99999, ...
+    EXPECT_EQ(out[6], 0x60006000u);                        // f16x2
+    for (uint32_t block = 0; block < kBlocks; ++block) {
+      const uint32_t* shared = &out[8 + 8 * block];
+      EXPECT_EQ(shared[0], kThreads) << "block " << block;
+      EXPECT_EQ(shared[1], float_bits(1.0f * kThreads)) << "block " << block;
+      EXPECT_EQ(shared[2], 0x43005800u) << "block " << block;  // bf16 128.0 : f16 128.0
+      EXPECT_EQ(shared[3], 0x58005800u) << "block " << block;
+      EXPECT_EQ(shared[4], 1001u - kThreads) << "block " << block;
+      EXPECT_EQ(shared[5], 0x43004300u) << "block " << block;
+    }
+    // The old values: each count once.
+    std::vector<int> global_seen(kAll, 0), shared_seen(kBlocks * kThreads, 0);
+    for (uint32_t t = 0; t < kAll; ++t) {
+      const uint32_t global_old = out[8 + 8 * kBlocks + 2 * t];
+      const uint32_t shared_old = out[8 + 8 * kBlocks + 2 * t + 1];
+      ASSERT_LT(global_old, kAll) << "thread " << t;
+      ASSERT_LT(shared_old, kThreads) << "thread " << t;
+      ++global_seen[global_old];
+      ++shared_seen[(t / kThreads) * kThreads + shared_old];
+    }
+    for (uint32_t i = 0; i < kAll; ++i) {
+      EXPECT_EQ(global_seen[i], 1) << "global count " << i;
+      EXPECT_EQ(shared_seen[i], 1) << "block " << i / kThreads << " count " << i % kThreads;
+    }
+  }
 }
 
 }  // namespace
