@@ -103,6 +103,11 @@ class Kernel {
   uint32_t round_directed(const ir::Instruction& ins, uint32_t wide_f64);
   // fma.rn.f32 rounded once; needs float64.
   uint32_t fused_f32(const ir::Instruction& ins, uint32_t x, uint32_t y, uint32_t z);
+  // f16 and bf16 arithmetic, scalar and in pairs; false: not an instruction it takes.
+  bool lower_half(const ir::Instruction& ins);
+  // fma of f16 or bf16 values (in f32) as an f32 that rounds to the format as the exact result
+  // does; needs float64.
+  uint32_t fused_half(const ir::Instruction& ins, uint32_t x, uint32_t y, uint32_t z);
   bool lower_compare(const ir::Instruction& ins);
   bool lower_convert(const ir::Instruction& ins);
   bool lower_simd(const ir::Instruction& ins);  // the SIMD video instructions

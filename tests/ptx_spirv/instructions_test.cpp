@@ -274,6 +274,83 @@ TEST_F(Instructions, OrderedAndVolatileLoadsAndStores) {
   same_bits("ld.volatile.global.u16 %h1, [%rd3+2];\n  cvt.u32.u16 %d, %h1;");
 }
 
+// f16 and bf16 arithmetic, on pairs and on scalars (the low and the high halves of the inputs
+// in turn), with each modifier PTX allows on the type; fma must round once. A second round takes
+// the scalars from the inputs as f32 values rounded to the format, so that their magnitudes lie
+// close and sums cancel.
+TEST_F(Instructions, HalfPrecisionArithmetic) {
+  struct Case {
+    const char* op;
+    int arity;
+    std::vector<const char*> f16_modifiers, bf16_modifiers;
+  };
+  const std::vector<Case> cases = {
+      {"add", 2, {"", ".rn", ".ftz", ".sat", ".ftz.sat"}, {"", ".rn"}},
+      {"sub", 2, {"", ".rn", ".ftz", ".sat", ".ftz.sat"}, {"", ".rn"}},
+      {"mul", 2, {"", ".rn", ".ftz", ".sat", ".ftz.sat"}, {"", ".rn"}},
+      {"fma",
+       3,
+       {".rn", ".rn.ftz", ".rn.sat", ".rn.ftz.sat", ".rn.relu", ".rn.ftz.relu"},
+       {".rn", ".rn.relu"}},
+      {"neg", 1, {"", ".ftz"}, {""}},
+      {"abs", 1, {"", ".ftz"}, {""}},
+      {"min", 2, {"", ".ftz", ".NaN", ".ftz.NaN", ".xorsign.abs"}, {"", ".NaN", ".xorsign.abs"}},
+      {"max", 2, {"", ".ftz", ".NaN", ".ftz.NaN", ".xorsign.abs"}, {"", ".NaN", ".xorsign.abs"}},
+  };
+  static const char* kOperands[] = {"%a", "%b", "%c"};
+  for (const Case& c : cases) {
+    for (const char* type : {"f16", "bf16"}) {
+      const bool f16 = std::string(type) == "f16";
+      for (const char* modifier : f16 ? c.f16_modifiers : c.bf16_modifiers) {
+        const std::string name = std::string(c.op) + modifier + "." + type;
+        std::string pair = name + "x2 %d";
+        std::string low = name + " %h0", high = name + " %h7";
+        for (int i = 0; i < c.arity; ++i) {
+          pair += std::string(", ") + kOperands[i];
+          low += ", %h" + std::to_string(2 * i + 1);
+          high += ", %h" + std::to_string(2 * i + 2);
+        }
+        same_bits(pair + ";");
+        const std::string scalars = low + ";\n  " + high + ";\n  mov.b32 %d, {%h0, %h7};";
+        same_bits(
+            "mov.b32 {%h1, %h2}, %a;\n  mov.b32 {%h3, %h4}, %b;\n  mov.b32 {%h5, %h6}, %c;\n  " +
+            scalars);
+        same_bits(std::string("cvt.rn.") + type + ".f32 %h1, %a;\n  cvt.rn." + type +
+                  ".f32 %h3, %b;\n  cvt.rn." + type + ".f32 %h5, %c;\n  cvt.rn." + type +
+                  ".f32 %h2, %c;\n  cvt.rn." + type + ".f32 %h4, %a;\n  cvt.rn." + type +
+                  ".f32 %h6, %b;\n  " + scalars);
+      }
+    }
+  }
+}
+
+// Comparisons of f16 and bf16 pairs (setp's two predicates from the low and the high halves,
+// set's halves each from their own) and scalars, with .ftz where PTX allows it, and of f32
+// with .ftz.
+TEST_F(Instructions, HalfPrecisionComparisons) {
+  const std::string predicates =
+      "\n  selp.b32 %t1, 1, 0, %p1;\n  selp.b32 %t2, 2, 0, %p2;\n  or.b32 %d, %t1, %t2;";
+  const std::string halves = "mov.b32 {%h1, %h2}, %a;\n  mov.b32 {%h3, %h4}, %b;\n  ";
+  for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu",
+                          "geu", "num", "nan"}) {
+    for (const char* type : {"f16", "bf16", "f16.ftz"}) {
+      std::string t = type, ftz;
+      if (t == "f16.ftz") t = "f16", ftz = ".ftz";
+      const std::string op = std::string(cmp) + ftz;
+      same_bits("setp." + op + "." + t + "x2 %p1|%p2, %a, %b;" + predicates);
+      same_bits("setp.ne.u32 %p3, %c, 0;\n  setp." + op + ".xor." + t +
+                "x2 %p1|%p2, %a, %b, !%p3;" + predicates);
+      same_bits("set." + op + "." + t + "x2." + t + "x2 %d, %a, %b;");
+      same_bits("set." + op + ".u32." + t + "x2 %d, %a, %b;");
+      same_bits(halves + "setp." + op + "." + t + " %p1|%p2, %h2, %h4;" + predicates);
+      same_bits(halves + "set." + op + "." + t + "." + t +
+                " %h5, %h1, %h3;\n  cvt.u32.u16 %d, %h5;");
+      same_bits(halves + "set." + op + ".u32." + t + " %d, %h2, %h3;");
+    }
+    same_bits(std::string("setp.") + cmp + ".ftz.f32 %p1|%p2, %a, %b;" + predicates);
+  }
+}
+
 // Each thread's own word (or pair of halves) of global and shared memory, so that the old and
 // the new value are determined: the new value must be the CPU PTX device's, bit for bit, and
 // the old one the value stored before (else %d is 0xBAD0BAD0). %t3: the thread's own 8 bytes of
