@@ -27,12 +27,8 @@ VULKAN_REFUSES = {
     "tiles": "warp-level",
     "specials": "warp-level",
     "wmma16": "wmma.load",
-    "halves": "packed half-precision",
-    "hmath": "packed half-precision",
-    "atomics": "atom.global.add.f64",
+    "hmath": "sqrt.rm.f32",
     "memory_model": "%clock64",
-    "dp4a_bf16": "packed half-precision",
-    "half_atomics": "f16x2",
     "asserting": "assert",
     "say": "printf",
 }
