@@ -34,7 +34,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${HAL_SANITIZE_DIR:-$root}
 jobs=${HAL_SANITIZE_JOBS:-$(nproc 2>/dev/null || echo 2)}
 fuzz_seconds=${HAL_FUZZ_SECONDS:-30}
-fuzz_targets=${HAL_FUZZ_TARGETS:-sniff_ir_fuzz selector_fuzz pipeline_cache_fuzz spirv_reflect_fuzz ptx_reader_fuzz ptx_parser_fuzz ptx_vm_load_fuzz}
+fuzz_targets=${HAL_FUZZ_TARGETS:-sniff_ir_fuzz selector_fuzz pipeline_cache_fuzz spirv_reflect_fuzz ptx_reader_fuzz ptx_parser_fuzz ptx_vm_load_fuzz ptx_spirv_fuzz}
 supp=$root/tests/sanitizers
 # The CPU PTX device's tests run whole: its driver's (stream workers, events, the legacy
 # stream's ordering), kernels through hal on it, and the interpreter's, whose grids run on a pool
@@ -140,6 +140,16 @@ fuzz_seeds() {
       cp "$root"/tests/ptx_cpu/kernels.ptx "$root"/tests/ptx_cpu/triton/*.ptx \
         "$root"/tests/ptx_cpu/nvcc/*.ptx "$asan_dir/fuzz-seeds/$1"
       echo "$root/kernels/ptx $asan_dir/fuzz-seeds/$1"
+      ;;
+    ptx_spirv_fuzz)
+      # Its corpus (small modules that reach the translator's paths and refusals, and the tree's
+      # smaller PTX), then all of the tree's PTX as for ptx_vm_load_fuzz: the kernel pack's, the
+      # CPU PTX device's nvcc and Triton kernels (the Python tests' are the same files), too
+      # large to keep in the corpus.
+      mkdir -p "$asan_dir/fuzz-seeds/$1"
+      cp "$root"/tests/ptx_cpu/kernels.ptx "$root"/tests/ptx_cpu/triton/*.ptx \
+        "$root"/tests/ptx_cpu/nvcc/*.ptx "$asan_dir/fuzz-seeds/$1"
+      echo "$root/tests/fuzz/corpus/ptx_spirv $root/kernels/ptx $asan_dir/fuzz-seeds/$1"
       ;;
   esac
 }

@@ -51,6 +51,9 @@ TEST(FuzzCorpus, Selector) {
 TEST(FuzzCorpus, PipelineCache) {
   run_corpus("pipeline_cache", hal_fuzz::pipeline_cache_one, 6);
 }
+TEST(FuzzCorpus, PtxSpirv) {
+  run_corpus("ptx_spirv", hal_fuzz::ptx_spirv_one, 8);
+}
 #endif
 
 }  // namespace

@@ -21,4 +21,15 @@ std::string selector_one(const uint8_t* data, size_t size);
 // (form 1), so that the size, checksum and payload checks are reached. Needs the Vulkan device.
 std::string pipeline_cache_one(const uint8_t* data, size_t size);
 
+// The PTX-to-SPIR-V translator (hal::ptx_spirv::translate) on the bytes as PTX, when the front
+// end parses them with bodies; bytes it refuses are not the translator's concern. The module is
+// translated for three devices: one with every optional feature and generous limits, one with
+// none and Vulkan's minimum limits, and one whose features and limits a hash of the bytes picks.
+// Each translation must be SPIR-V that SPIRV-Tools validates for Vulkan 1.2, whose kernels are
+// each either described (a consistent KernelInfo within the device's limits, and a GLCompute
+// entry point of its name) or refused with a reason, in module order; or else a refusal of the
+// module with a message. A device that offers all another offers must translate every kernel the
+// other does, unless it finds the PTX malformed. Needs no device.
+std::string ptx_spirv_one(const uint8_t* data, size_t size);
+
 }  // namespace hal_fuzz
