@@ -203,10 +203,22 @@ void Kernel::lay_out_memory(KernelInfo* info) {
         return;
       }
       shared = align_up(shared, std::max<uint32_t>(v.alignment(), 1));
+      // Checked before adding, so that no sum of sizes wraps around 32 bits.
+      if (v.size() > target_.max_shared_bytes || shared + v.size() > target_.max_shared_bytes) {
+        refuse_kernel(v.line, "its static shared memory reaches past '" + v.name +
+                                  "' beyond the device's " +
+                                  std::to_string(target_.max_shared_bytes) + " bytes per block");
+      }
       *offset = shared;
       shared += static_cast<uint32_t>(v.size());
     } else if (v.space == ir::Space::kLocal) {
       local = align_up(local, std::max<uint32_t>(v.alignment(), 1));
+      if (v.size() > kMaxLocalBytes || local + v.size() > kMaxLocalBytes) {
+        refuse_kernel(v.line, "its local memory reaches past '" + v.name + "' beyond " +
+                                  std::to_string(kMaxLocalBytes) +
+                                  " bytes per thread (CUDA's "
+                                  "limit too)");
+      }
       *offset = local;
       local += static_cast<uint32_t>(v.size());
     } else if (v.space == ir::Space::kGlobal || v.space == ir::Space::kConst) {

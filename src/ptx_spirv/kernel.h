@@ -47,6 +47,8 @@ enum class AddressSpace : uint8_t { kUnknown, kGlobal, kShared, kLocal, kConstan
 // module, and WorkgroupSize may be decorated once per module. Created on first use.
 // The most bytes of .global and .const module variables one kernel may read.
 inline constexpr uint32_t kMaxConstantBytes = 64 * 1024;
+// The most local memory one thread may use, as on CUDA devices.
+inline constexpr uint32_t kMaxLocalBytes = 512 * 1024;
 
 struct ModuleState {
   uint32_t block_spec[3] = {0, 0, 0};

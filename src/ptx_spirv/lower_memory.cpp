@@ -203,7 +203,9 @@ uint32_t Kernel::load(const ir::Instruction& ins, const ResolvedAddress& at, uin
     if (bytes < 4) v = b.op(spv::Op::OpUConvert, t_u32, {v});
     return v;
   }
-  const auto [storage, array] = word_array(at.space);
+  const std::pair<spv::StorageClass, uint32_t> words = word_array(at.space);
+  const spv::StorageClass storage = words.first;
+  const uint32_t array = words.second;
   auto word_at = [&](uint32_t offset) {
     const uint32_t p = word_pointer(storage, array, offset);
     if (volatile_) {
@@ -257,7 +259,9 @@ void Kernel::store(const ir::Instruction& ins, const ResolvedAddress& at, uint32
            "them");
   }
   const bool shared = at.space == AddressSpace::kShared;
-  const auto [storage, array] = word_array(at.space);
+  const std::pair<spv::StorageClass, uint32_t> words = word_array(at.space);
+  const spv::StorageClass storage = words.first;
+  const uint32_t array = words.second;
   if (bytes == 8) {
     b.op_void(spv::Op::OpStore,
               {word_pointer(storage, array, at.value), b.op(spv::Op::OpUConvert, t_u32, {bits})});
