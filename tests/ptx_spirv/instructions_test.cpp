@@ -203,6 +203,24 @@ TEST_F(Instructions, FusedMultiplyAddRoundsOnce) {
       true);
 }
 
+TEST_F(Instructions, CarryChains) {
+  // Each chain's low words and its final carry, folded into one word.
+  const std::string fold =
+      "\n  addc.u32 %t6, 0, 0;\n  xor.b32 %d, %t3, %t4;\n"
+      "  shl.b32 %t6, %t6, 31;\n  xor.b32 %d, %d, %t6;";
+  for (const char* hl : {"lo", "hi"}) {
+    for (const char* type : {"u32", "s32"}) {
+      const std::string mad = std::string(".") + hl + ".cc." + type;
+      same_bits("mad" + mad + " %t3, %a, %b, %c;\n  madc." + hl + ".cc." + type +
+                " %t4, %b, %c, %a;" + fold);
+      same_bits("add.cc.u32 %t3, %a, %b;\n  madc." + std::string(hl) + "." + type +
+                " %t4, %a, %c, %b;\n  mov.u32 %t6, 0;\n  xor.b32 %d, %t3, %t4;");
+    }
+  }
+  same_bits("sub.cc.u32 %t3, %a, %b;\n  subc.cc.u32 %t4, %c, %a;" + fold);
+  same_bits("add.cc.u32 %t3, %a, %b;\n  addc.cc.u32 %t4, %c, %a;" + fold);
+}
+
 TEST_F(Instructions, BitFind) {
   for (const char* type : {"u32", "s32"}) {
     same_bits(std::string("bfind.") + type + " %d, %a;");
