@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <hal/hal.h>
 
+#include "two_devices.h"
+
 #include <cstdint>
 #include <random>
 #include <sstream>
@@ -137,35 +139,10 @@ class Generator {
   uint32_t next_label_ = 0;
 };
 
-struct Device {
-  hal_device device = nullptr;
-  hal_stream stream = nullptr;
-};
+using ptx_spirv_testing::Device;
 
-class ControlFlow : public ::testing::Test {
+class ControlFlow : public ptx_spirv_testing::TwoDevices {
  protected:
-  void SetUp() override {
-    hal_device_info info{};
-    info.struct_size = sizeof info;
-    if (hal_device_find("vulkan:0", &vulkan_.device) != HAL_SUCCESS) {
-      GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
-    }
-    ASSERT_EQ(hal_device_get_info(vulkan_.device, &info), HAL_SUCCESS);
-    if ((info.ir_mask & HAL_IR_PTX) == 0) GTEST_SKIP() << info.name << " does not take PTX";
-    if (hal_device_find("cuda:0", &cpu_.device) != HAL_SUCCESS) {
-      GTEST_SKIP() << "no CUDA device (set HAL_CUDA_LIBRARY to the CPU PTX driver): "
-                   << hal_last_error();
-    }
-    for (Device* d : {&vulkan_, &cpu_}) {
-      ASSERT_EQ(hal_stream_create(d->device, &d->stream), HAL_SUCCESS) << hal_last_error();
-    }
-  }
-  void TearDown() override {
-    for (Device* d : {&vulkan_, &cpu_}) {
-      if (d->stream != nullptr) hal_stream_destroy(d->stream);
-    }
-  }
-
   // Runs the kernel |name| of |ptx| on |d| with |blocks| x |threads| and returns its output.
   std::vector<uint32_t> run(Device& d, const std::string& ptx, const std::string& name,
                             uint32_t blocks, uint32_t threads) {
@@ -190,8 +167,6 @@ class ControlFlow : public ::testing::Test {
     hal_module_unload(module);
     return out;
   }
-
-  Device vulkan_, cpu_;
 };
 
 TEST_F(ControlFlow, GeneratedProgramsGiveTheSameResultsOnVulkanAsOnTheCpuPtxDevice) {
