@@ -299,12 +299,8 @@ TEST_F(PtxOnVulkan, MalformedPtxIsRefusedWithItsLine) {
   EXPECT_TRUE(LastErrorIs("hal_module_load", {"PTX line 17"}));
 }
 
-TEST_F(PtxOnVulkan, WarpShufflesAreNotSupported) {
-  const std::string text = R"(.version 7.0
-.target sm_70
-.address_size 64
-
-.visible .entry warp_sum(
+// A kernel with a warp shuffle, which does not translate (the body of a module, no header).
+const std::string kWarpSum = R"(.visible .entry warp_sum(
     .param .u64 warp_sum_param_0
 )
 {
@@ -320,6 +316,9 @@ TEST_F(PtxOnVulkan, WarpShufflesAreNotSupported) {
     ret;
 }
 )";
+
+TEST_F(PtxOnVulkan, WarpShufflesAreNotSupported) {
+  const std::string text = ".version 7.0\n.target sm_70\n.address_size 64\n\n" + kWarpSum;
   hal_module module = nullptr;
   EXPECT_HAL(HAL_ERROR_NOT_SUPPORTED, load_ptx(text, &module));
   EXPECT_TRUE(LastErrorIs("hal_module_load", {"shfl", "warp_sum", "CUDA"}));
@@ -328,23 +327,7 @@ TEST_F(PtxOnVulkan, WarpShufflesAreNotSupported) {
 // A refusal is per kernel: the module's other kernels load and run, and looking up the refused
 // one says why; a second load (from the translation cache) says the same.
 TEST_F(PtxOnVulkan, ARefusedKernelLeavesTheOthersRunning) {
-  const std::string text = kVectorAdd + R"(
-.visible .entry warp_sum(
-    .param .u64 warp_sum_param_0
-)
-{
-    .reg .b32 %r<4>;
-    .reg .b64 %rd<3>;
-
-    ld.param.u64 %rd1, [warp_sum_param_0];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    shfl.sync.bfly.b32 %r2, %r1, 16, 31, -1;
-    add.s32 %r3, %r1, %r2;
-    st.global.u32 [%rd2], %r3;
-    ret;
-}
-)";
+  const std::string text = kVectorAdd + "\n" + kWarpSum;
   const int shfl_line =
       1 +
       static_cast<int>(std::count(
