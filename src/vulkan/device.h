@@ -19,6 +19,7 @@
 #include "common/backend.h"
 #include "vulkan/cooperative_matrix.h"
 #include "vulkan/instance.h"
+#include "vulkan/validated_spirv.h"
 #include "vulkan/vk.h"
 
 #include <spirv-tools/libspirv.h>
@@ -129,6 +130,8 @@ class VulkanDevice : public hal::Device {
   const DeviceCaps& caps() const { return caps_; }
   MemoryManager& memory() { return *memory_; }
   PipelineCache& pipeline_cache() { return *pipeline_cache_; }
+  // The modules the validator passed on this device (validate_spirv() consults it).
+  ValidatedSpirv& validated_spirv() const { return validated_spirv_; }
 
   // vk_fail() for a failed |result|, reporting the device lost on VK_ERROR_DEVICE_LOST.
   hal_status check(VkResult result, std::string_view what, std::string_view hint = {});
@@ -169,6 +172,8 @@ class VulkanDevice : public hal::Device {
   DeviceCaps caps_;
   std::unique_ptr<MemoryManager> memory_;
   std::unique_ptr<PipelineCache> pipeline_cache_;
+  // A memo of validation results, not device state: loads through a const device record in it.
+  mutable ValidatedSpirv validated_spirv_;
   std::once_flag trace_clock_once_;
   int64_t trace_clock_offset_ns_ = 0;  // host ns minus device ns, set once
   std::mutex streams_mutex_;

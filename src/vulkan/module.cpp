@@ -514,6 +514,7 @@ VulkanModule::~VulkanModule() {
 
 bool validate_spirv(const VulkanDevice& device, const std::vector<uint32_t>& words,
                     std::string* message) {
+  if (device.validated_spirv().contains(words)) return true;
   spv_context context = spvContextCreate(device.caps().spirv_env);
   spv_validator_options options = spvValidatorOptionsCreate();
   if (device.caps().scalar_block_layout) spvValidatorOptionsSetScalarBlockLayout(options, true);
@@ -530,6 +531,7 @@ bool validate_spirv(const VulkanDevice& device, const std::vector<uint32_t>& wor
   spvDiagnosticDestroy(diagnostic);
   spvValidatorOptionsDestroy(options);
   spvContextDestroy(context);
+  if (result == SPV_SUCCESS) device.validated_spirv().passed(words);
   return result == SPV_SUCCESS;
 }
 

@@ -144,6 +144,8 @@ hal_status check_unvalidated_capabilities(const std::vector<uint32_t>& unknown);
 
 // Runs the SPIRV-Tools validator on |words| (native endian) for the device's Vulkan environment.
 // False, with the validator's message and the word it points at in |message|, when it fails.
+// Words the validator already passed on this device pass without running it again
+// (validated_spirv.h).
 bool validate_spirv(const VulkanDevice& device, const std::vector<uint32_t>& words,
                     std::string* message);
 

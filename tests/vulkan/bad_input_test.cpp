@@ -3,6 +3,7 @@
 #include "vk_test_util.h"
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -48,6 +49,26 @@ TEST_F(BadInput, ValidHeaderFollowedByGarbage) {
   for (size_t i = 20; i < blob.size(); ++i) blob[i] = static_cast<uint8_t>(rng());
   EXPECT_HAL(HAL_ERROR_INVALID_IR, load_blob(device_, blob, HAL_IR_AUTO));
   EXPECT_TRUE(LastErrorHas({"validation"}));
+}
+
+// The device remembers the modules its validator passed (validated_spirv.h) and skips
+// validating them again; a module of the same length that differs in one word is validated
+// like any other, however often the valid one was loaded.
+TEST_F(BadInput, AModuleLikeAValidatedOneIsStillValidated) {
+  const std::vector<uint8_t> valid = read_shader("vadd");
+  ASSERT_GE(valid.size(), 24u);
+  EXPECT_OK(load_blob(device_, valid, HAL_IR_SPIRV));
+  EXPECT_OK(load_blob(device_, valid, HAL_IR_SPIRV));
+  std::vector<uint8_t> changed = valid;
+  // The last instruction, OpFunctionEnd, becomes an OpUndef without its operands.
+  const uint32_t undef = 0x00010001u;
+  std::memcpy(changed.data() + changed.size() - 4, &undef, 4);
+  ASSERT_NE(changed, valid);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_HAL(HAL_ERROR_INVALID_IR, load_blob(device_, changed, HAL_IR_SPIRV));
+    EXPECT_TRUE(LastErrorHas({"validation"}));
+  }
+  EXPECT_OK(load_blob(device_, valid, HAL_IR_SPIRV));
 }
 
 TEST_F(BadInput, BigEndianSpirvLoads) {
