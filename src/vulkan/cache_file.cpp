@@ -24,6 +24,17 @@ void put(std::vector<uint8_t>* out, uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(value >> (8 * i)));
 }
 
+std::vector<uint8_t> read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  const std::streamoff size = in.tellg();
+  if (size <= 0) return {};
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), size)) return {};
+  return bytes;
+}
+
 void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes,
                            const char* what) {
   // Unique per process and per call: two threads may write the same file at once.

@@ -17,6 +17,9 @@ uint64_t fnv1a(const uint8_t* data, size_t size);
 // Appends the low |bytes| bytes of |value|, little-endian.
 void put(std::vector<uint8_t>* out, uint64_t value, int bytes);
 
+// The whole of the file at |path|, read at once; empty when it cannot be read.
+std::vector<uint8_t> read_whole_file(const std::string& path);
+
 // Writes |bytes| to |path| through a temporary file beside it (unique per process and call),
 // renamed over |path|: a reader sees the old file or the new one, and concurrent writers, threads
 // or processes, never mix their bytes. Creates the directory. A failure is logged, naming |what|,

@@ -11,8 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 namespace hal::vulkan {
@@ -114,11 +112,7 @@ hal_status PipelineCache::init(const std::string& dir_in) {
     path_ =
         fmt::format("{}/vulkan-{}-{:08x}.bin", dir, hex(caps.device_uuid, 16), caps.driver_version);
   }
-  std::vector<uint8_t> file;
-  if (!path_.empty()) {
-    std::ifstream in(path_, std::ios::binary);
-    if (in) file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::vector<uint8_t> file = path_.empty() ? std::vector<uint8_t>{} : read_whole_file(path_);
   const uint8_t* payload = nullptr;
   size_t payload_size = 0;
   if (!file.empty()) {

@@ -12,8 +12,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 namespace hal::vulkan {
@@ -228,11 +226,7 @@ bool read_ptx_cache(const std::string& path, std::string_view ptx, const ptx_spi
     *why = fmt::format("{} bytes is more than any translation", size);
     return false;
   }
-  std::vector<uint8_t> file;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (in) file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::vector<uint8_t> file = read_whole_file(path);
   if (file.size() < key.size() + kChecksumSize) {
     *why = fmt::format("{} bytes is too short for this key (truncated?)", file.size());
     return false;
