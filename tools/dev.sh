@@ -10,9 +10,6 @@
 #   tools/dev.sh python only build the Python package (into build/venv) and run its tests
 #   tools/dev.sh deps   only install what is missing
 #   tools/dev.sh build  only configure and build (into ./build, or $HAL_BUILD_DIR)
-#   tools/dev.sh release
-#                       build as a user's `cmake -DCMAKE_BUILD_TYPE=Release` does (into
-#                       ./build-release, warnings as errors), then a quick conformance run
 #   tools/dev.sh format rewrite sources with clang-format
 #
 # Installing needs root (or sudo). The CUDA toolkit is not a Debian package: the CUDA backend is
@@ -71,25 +68,12 @@ configure_and_build() { # dir build-type
   cmake --build "$1" -j "$jobs"
 }
 
+# Release, the project's default build type and the one users build: GCC warns differently at
+# -O3 (-Wstringop-overread, -Wrestrict, ...), so this is the build that must stay warning-free.
+# The sanitizer builds (tools/sanitize.sh) compile the same sources with clang at -O2.
 build() {
   step "building into $build"
-  configure_and_build "$build" RelWithDebInfo
-}
-
-# GCC warns differently at -O3 (-Wstringop-overread, -Wrestrict, ...): this build keeps Release
-# warning-free, as the one above keeps the default build type.
-release_build() {
-  local release="$root/build-release"
-  step "building Release into $release"
-  configure_and_build "$release" Release
-  step "Release: hal-cts --device default --quick"
-  local status=0
-  "$release/bin/hal-cts" --device default --quick || status=$?
-  if [ "$status" -eq 77 ]; then
-    echo "hal-cts: no device to run on"
-  elif [ "$status" -ne 0 ]; then
-    return "$status"
-  fi
+  configure_and_build "$build" Release
 }
 
 format_check() {
@@ -162,7 +146,6 @@ case "${1:-}" in
   deps) deps ;;
   python) python_tests ;;
   build) build ;;
-  release) deps; release_build ;;
   run) deps; build; run_main ;;
   test)
     deps

@@ -9,7 +9,7 @@
 #         the same build holds the fuzz targets. Then the whole ctest suite but the CPU PTX
 #         device's full conformance run, too slow under ASan (see test_asan).
 #   fuzz  every libFuzzer target of build-asan (built first where it is missing) for
-#         HAL_FUZZ_SECONDS (default 30) each, seeded from the repository (tests/fuzz/corpus/<name>,
+#         HAL_FUZZ_SECONDS (default 30) each, HAL_SANITIZE_JOBS of them at a time, seeded from the repository (tests/fuzz/corpus/<name>,
 #         the kernel pack's PTX, the CPU PTX device's test kernels, the test shaders). New inputs
 #         go to build-asan/fuzz-corpus/<name>, never into the repository; a crash is saved as
 #         build-asan/fuzz-crashes/<name>-crash-*.
@@ -154,7 +154,7 @@ fuzz_seeds() {
   esac
 }
 
-fuzz_one() { # <target>
+fuzz_one() { # <target>: its exit status is libFuzzer's; its log is fuzz-crashes/<target>.log
   local target=$1 seeds
   mkdir -p "$asan_dir/fuzz-corpus/$target" "$asan_dir/fuzz-crashes"
   read -r -a seeds <<<"$(fuzz_seeds "$target")"
@@ -165,13 +165,10 @@ fuzz_one() { # <target>
     -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$asan_dir/fuzz-crashes/$target-" \
     "fuzz-corpus/$target" "${seeds[@]}") >"$asan_dir/fuzz-crashes/$target.log" 2>&1
-  local status=$?
-  tail -n 25 "$asan_dir/fuzz-crashes/$target.log"
-  return "$status"
 }
 
 run_fuzz() {
-  local target
+  local target running=() present=()
   # After the asan step this only confirms that everything is up to date.
   step "fuzz: building $asan_dir"
   if ! timed "fuzz: build" build_asan; then
@@ -184,8 +181,31 @@ run_fuzz() {
       echo "fuzz: $target is not built here; skipped"
       continue
     fi
+    present+=("$target")
+  done
+  # libFuzzer runs on one core: the targets run $jobs at a time, each for the same time as alone.
+  # Each one's status and seconds go to files, read back in order once all have ended.
+  mkdir -p "$asan_dir/fuzz-crashes"
+  for target in ${present[@]+"${present[@]}"}; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
     step "fuzz: $target for $fuzz_seconds s"
-    timed "fuzz: $target" fuzz_one "$target" || fail "fuzz target $target"
+    rm -f "$asan_dir/fuzz-crashes/$target.result"
+    (
+      start=$(date +%s) status=0
+      fuzz_one "$target" || status=$?
+      echo "$status $(($(date +%s) - start))" >"$asan_dir/fuzz-crashes/$target.result"
+    ) &
+    running+=($!)
+  done
+  [ ${#running[@]} -eq 0 ] || wait "${running[@]}"
+  for target in ${present[@]+"${present[@]}"}; do
+    local status=1 seconds=0
+    read -r status seconds <"$asan_dir/fuzz-crashes/$target.result" || true
+    step "fuzz: $target: the end of its log"
+    tail -n 25 "$asan_dir/fuzz-crashes/$target.log"
+    times+=("$(printf '%-28s %5d s%s' "fuzz: $target" "$seconds" \
+      "$([ "$status" -eq 0 ] || echo '  FAILED')")")
+    [ "$status" -eq 0 ] || fail "fuzz target $target"
   done
 }
 
