@@ -77,10 +77,13 @@ if command -v ccache >/dev/null; then
 fi
 
 # <dir> <sanitizer flags> [cmake args...]: configure a clang build with the flags everywhere.
+# Reports need only file and line: line tables instead of full debug info compile about a tenth
+# faster and link much smaller.
 configure() {
-  local dir=$1 flags=$2
+  local dir=$1 flags=$2 optimize="-O2 -gline-tables-only -DNDEBUG"
   shift 2
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAL_WARNINGS_AS_ERRORS=ON \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$optimize" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$optimize" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ ${launcher[@]+"${launcher[@]}"} \
     "-DCMAKE_C_FLAGS=$flags -fno-omit-frame-pointer" "-DCMAKE_CXX_FLAGS=$flags -fno-omit-frame-pointer" \
     "$@" >/dev/null
