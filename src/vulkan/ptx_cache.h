@@ -12,8 +12,12 @@
 // version, build id, Target fields, PTX length and text), then the KernelInfo list, the refused
 // kernels (name and reason) and the SPIR-V words, then an FNV-1a checksum of everything before it.
 // A file that is missing, truncated, corrupt, of another format or for another key is a miss (with
-// the reason); nothing read from a file is trusted: the caller validates the SPIR-V and checks the
-// kernels as it does a fresh translation's.
+// the reason). A file that passes is what this build wrote after validating it, so the caller
+// does not run the SPIR-V validator on it again (the validator is most of a load's time); it
+// still checks the kernels against the PTX and reflects the module as for a fresh translation.
+// The checksum finds accidents, not forgeries: whoever can write the cache directory can already
+// change what a kernel computes, validated or not, so that directory is trusted as the Vulkan
+// pipeline cache beside it is.
 //
 // Writing goes to a temporary file next to the target, renamed over it, so readers never see a
 // partial file and concurrent writers (threads or processes) do not corrupt each other. Failures

@@ -132,18 +132,22 @@ hal_status plan_ptx_function(const VulkanDevice& device, const ptx::Entry& entry
   return HAL_SUCCESS;
 }
 
+// How a translation came: fresh from the translator, which the validator checks, or read from
+// the cache, where this build wrote it after validating it (ptx_cache.h).
+enum class Source { kTranslated, kCached };
+
 // Loads |translation| of the PTX whose signatures are |signatures|. Every way in which the
 // translation breaks translate.h's contract is HAL_ERROR_INTERNAL (translator_bug); the other
 // failures are the device's (a missing feature, the driver's own errors).
 hal_status instantiate(VulkanDevice& device, const ptx::Module& signatures,
-                       const ptx_spirv::Translation& translation,
+                       const ptx_spirv::Translation& translation, Source source,
                        std::unique_ptr<hal::Module>* out) {
   const std::vector<uint32_t>& words = translation.words;
   if (words.size() < 5 || words[0] != kSpirvMagic) {
     return translator_bug("it is not a SPIR-V module");
   }
   std::string message;
-  if (!validate_spirv(device, words, &message)) {
+  if (source == Source::kTranslated && !validate_spirv(device, words, &message)) {
     return translator_bug(fmt::format("SPIR-V validation for {} failed: {}",
                                       spvTargetEnvDescription(device.caps().spirv_env), message));
   }
@@ -284,15 +288,15 @@ hal_status load_ptx_module(VulkanDevice& device, const uint8_t* blob, size_t siz
   ptx_spirv::Translation translation;
   std::string why;
   if (!cache_path.empty() && read_ptx_cache(cache_path, text, target, &translation, &why)) {
-    const hal_status status = instantiate(device, signatures, translation, out);
+    const hal_status status = instantiate(device, signatures, translation, Source::kCached, out);
     if (status != HAL_ERROR_INTERNAL) {
       if (status == HAL_SUCCESS) {
         hal::log()->debug("vulkan: PTX translation read from {}", cache_path);
       }
       return status;
     }
-    // Nothing read from the cache is trusted: a file that passes its checksum but not the
-    // checks of a fresh translation is replaced.
+    // A file that passes its checksum but does not fit the PTX (its kernels, its reflection) is
+    // replaced.
     hal::log()->warn("vulkan: ignoring the PTX translation cached in {} (translating again): {}",
                      cache_path, hal::pending_error());
     hal::clear_pending_error();
@@ -316,7 +320,7 @@ hal_status load_ptx_module(VulkanDevice& device, const uint8_t* blob, size_t siz
     }
     return hal::failf(HAL_ERROR_NOT_SUPPORTED, "{} ({})", failure.message, kWhyRefused);
   }
-  const hal_status status = instantiate(device, signatures, translation, out);
+  const hal_status status = instantiate(device, signatures, translation, Source::kTranslated, out);
   if (status == HAL_ERROR_INTERNAL) {
     return hal::fail(
         status, hal::pending_error() + ". This is a bug in hal; please report it with the PTX");

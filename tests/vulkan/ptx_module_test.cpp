@@ -593,15 +593,17 @@ TEST_F(PtxOnVulkan, ASecondLoadTakesTheCachedTranslation) {
   EXPECT_NE(rewritten.words, added.words);
 }
 
-// An entry that passes its checksum but whose SPIR-V is invalid, or whose kernels do not match
-// the PTX, is not trusted: the PTX is translated again.
-TEST_F(PtxOnVulkan, ACachedTranslationIsCheckedLikeAFreshOne) {
-  const std::string vmul = vector_mul("ACachedTranslationIsCheckedLikeAFreshOne");
+// An entry that passes its checksum is not validated again (hal wrote it after validating it),
+// but one whose words are not a module reflection can read, or whose kernels do not match the
+// PTX, is not loaded: the PTX is translated again.
+TEST_F(PtxOnVulkan, ACachedTranslationThatDoesNotFitThePtxIsTranslatedAgain) {
+  const std::string vmul = vector_mul("ACachedTranslationThatDoesNotFitThePtxIsTranslatedAgain");
   const std::string path = cache_path(vmul);
   const hal::ptx_spirv::Target target = ptx_target(backend_device(device_)->caps());
   const uint32_t n = 100;
   const std::vector<float> a = ramp(n, 0.5f, 1.0f), b = ramp(n, 2.0f, -1.0f);
 
+  // The second instruction's word count runs past the end of the module.
   hal::ptx_spirv::Translation invalid;
   invalid.words = {0x07230203u, 0x00010500u, 0u, 16u, 0u, 0xDEADBEEFu, 0x12345678u};
   hal::ptx_spirv::KernelInfo info;
