@@ -603,7 +603,7 @@ TEST_F(PtxOnVulkan, ACachedTranslationThatDoesNotFitThePtxIsTranslatedAgain) {
   const uint32_t n = 100;
   const std::vector<float> a = ramp(n, 0.5f, 1.0f), b = ramp(n, 2.0f, -1.0f);
 
-  // The second instruction's word count runs past the end of the module.
+  // The first instruction's word count (0xDEAD) runs past the end of the module.
   hal::ptx_spirv::Translation invalid;
   invalid.words = {0x07230203u, 0x00010500u, 0u, 16u, 0u, 0xDEADBEEFu, 0x12345678u};
   hal::ptx_spirv::KernelInfo info;
