@@ -82,7 +82,15 @@ void Kernel::emit_block_body(uint32_t block) {
     if (ins.guarded) {
       uint32_t condition = load_register(ins.guard);
       if (ins.guard_negated) condition = b.op(spv::Op::OpLogicalNot, t_bool, {condition});
-      if_then(condition, [&] { lower(ins); });
+      if (is_warp_instruction(ins)) {
+        // Every lane of the path takes part; the guard only decides whose results are kept
+        // (lower_warp.cpp).
+        store_guard_ = condition;
+        lower(ins);
+        store_guard_ = 0;
+      } else {
+        if_then(condition, [&] { lower(ins); });
+      }
     } else {
       lower(ins);
     }

@@ -74,6 +74,7 @@ void Kernel::translate(KernelInfo* info) {
                     std::max(function_.maxntid[2], 1u);
   }
   check_declarations();
+  check_warp(info);
   lay_out_params(info);
   lay_out_memory(info);
   trace_address_spaces();
@@ -380,6 +381,7 @@ void Kernel::declare_interface() {
     }
     for (int d = 0; d < 3; ++d) block_size_[d] = state_.block_spec[d];
   }
+  if (warp_) declare_warp();
 
   if (param_bytes_ > 0) {
     push_words_ = params_in_buffer_ ? 2 : align_up(param_bytes_, 4) / 4;

@@ -33,6 +33,9 @@ namespace hal::ptx_spirv {
 
 namespace ir = hal::ptx::ir;
 
+// shfl, vote, match, redux, activemask, elect, bar.warp.sync and the matrix instructions.
+bool is_warp_instruction(const ir::Instruction& ins);
+
 struct Refusal {
   Failure::Kind kind;
   std::string message;
@@ -117,6 +120,19 @@ class Kernel {
   void lower_atomic(const ir::Instruction& ins);  // atom and red
   bool lower_misc(const ir::Instruction& ins);
 
+  // ---- warp-level PTX (lower_warp.cpp) --------------------------------------------------
+  // Decides whether the kernel is a warp kernel (KernelInfo::warp_size), refusing it where the
+  // device has no 32-lane warps or its .reqntid does not fit them.
+  void check_warp(KernelInfo* info);
+  // For a warp kernel: the lane and subgroup built-ins, and %tid numbered from them.
+  void declare_warp();
+  bool lower_warp(const ir::Instruction& ins);  // false: not a warp instruction
+  void lower_shfl(const ir::Instruction& ins);
+  void lower_vote(const ir::Instruction& ins);
+  void lower_match(const ir::Instruction& ins);
+  void lower_redux(const ir::Instruction& ins);
+  void lower_elect(const ir::Instruction& ins);
+
  public:  // the value helpers, used by the lowering files' free functions
   // ---- values (values.cpp) --------------------------------------------------------------
   Builder& b;
@@ -146,6 +162,7 @@ class Kernel {
   uint32_t f32_to_bf16(uint32_t value_f32);
   uint32_t constant_of(const ir::Instruction& ins, const ir::Operand& operand, ir::Type type);
   uint32_t special(const ir::Instruction& ins, const ir::Operand& operand);
+  uint32_t warp_special(const ir::Instruction& ins, ir::Special which);  // %laneid, ...
   uint32_t symbol_address(const ir::Instruction& ins, const ir::SymbolRef& symbol);
   uint32_t load_register(uint32_t reg);
   void store_register(uint32_t reg, uint32_t value);
@@ -210,9 +227,16 @@ class Kernel {
   uint32_t push_words_ = 0;
   uint32_t block_size_[3] = {0, 0, 0};  // ids: u32 constants or spec constants
   uint32_t builtin_local_id_ = 0, builtin_group_id_ = 0, builtin_groups_ = 0;
-  uint32_t carry_ = 0;      // the .cc carry flag (u32 variable), created on first use
-  uint32_t exit_flag_ = 0;  // u32 variable for multi-level exits, created on first use
-  bool volatile_ = false;   // the access being lowered is ld.volatile or st.volatile
+  bool warp_ = false;            // a warp kernel (check_warp)
+  uint32_t lane_ = 0;            // warp kernels: %laneid, loaded at entry
+  uint32_t warp_index_ = 0;      // warp kernels: %warpid, loaded at entry
+  uint32_t tid_[3] = {0, 0, 0};  // warp kernels: %tid, numbered from the subgroups
+  uint32_t carry_ = 0;           // the .cc carry flag (u32 variable), created on first use
+  uint32_t exit_flag_ = 0;       // u32 variable for multi-level exits, created on first use
+  bool volatile_ = false;        // the access being lowered is ld.volatile or st.volatile
+  // Nonzero while a guarded warp instruction is lowered: its guard (bool); only the lanes where
+  // it holds store into registers.
+  uint32_t store_guard_ = 0;
   std::vector<uint32_t> interface_;
 
   // The control-flow graph's blocks: instruction ranges, and the branch condition.

@@ -8,44 +8,14 @@ namespace {
 
 using O = ir::Opcode;
 
-// Instructions whose meaning depends on the warp: they need 32-lane subgroups, which the next
-// stage of the translator brings.
-bool is_warp_level(const ir::Instruction& ins) {
-  switch (ins.opcode) {
-    case O::kShfl:
-    case O::kVote:
-    case O::kMatch:
-    case O::kRedux:
-    case O::kActivemask:
-    case O::kMma:
-    case O::kLdmatrix:
-    case O::kStmatrix:
-    case O::kMovmatrix:
-    case O::kWmma:
-    case O::kWgmma:
-    case O::kElect:
-      return true;
-    case O::kBar:
-    case O::kBarrier:
-      return ins.mods.has(ir::Mod::kWarp);
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 void Kernel::lower(const ir::Instruction& ins) {
   if (!ins.unknown_mods.empty()) {
     refuse(ins, "modifier '." + ins.unknown_mods.front() + "' is not supported");
   }
-  if (is_warp_level(ins)) {
-    refuse(ins, std::string("'") + ir::opcode_name(ins.opcode) +
-                    "' is a warp-level instruction: warp-level PTX does not translate to Vulkan "
-                    "yet");
-  }
-  if (lower_memory(ins) || lower_integer(ins) || lower_float(ins) || lower_compare(ins) ||
-      lower_convert(ins) || lower_simd(ins) || lower_misc(ins)) {
+  if (lower_warp(ins) || lower_memory(ins) || lower_integer(ins) || lower_float(ins) ||
+      lower_compare(ins) || lower_convert(ins) || lower_simd(ins) || lower_misc(ins)) {
     return;
   }
   refuse(ins, std::string("'") + ir::opcode_name(ins.opcode) +

@@ -20,12 +20,17 @@
 //  - Every module produced is validated by the caller; the translator promises SPIR-V that
 //    passes spirv-val for Vulkan 1.2, and a failure there is a translator bug.
 //
+//  - Warp-level PTX (shfl, vote, match, redux, activemask, elect, bar.warp.sync, %laneid,
+//    %warpid, %lanemask_*) becomes subgroup operations on 32-lane subgroups
+//    (KernelInfo::warp_size); the module then declares the GroupNonUniform capabilities.
+//
 // What is refused (Failure::kind kNotSupported, naming the kernel, the PTX line and the
-// instruction or feature; per kernel, see translate()): warp-level instructions (shfl, vote, match,
-// redux, %laneid, mma, ldmatrix, wmma, ...), which need the next stage of the translator;
-// instructions with no lowering yet; device features the Target lacks (f64 without float64, ...);
-// irreducible control flow; generic addresses that cannot be traced to one state space; a module
-// that mixes .reqntid kernels with kernels whose block the launch decides.
+// instruction or feature; per kernel, see translate()): warp-level PTX on a device without
+// 32-lane warps (Target::warp32), and the matrix instructions (mma, ldmatrix, stmatrix, wmma,
+// wgmma), which need the next stage of the translator; instructions with no lowering yet; device
+// features the Target lacks (f64 without float64, ...); irreducible control flow; generic addresses
+// that cannot be traced to one state space; a module that mixes .reqntid kernels with kernels whose
+// block the launch decides.
 //
 // Thread-safety: translate() is a pure function.
 #pragma once
@@ -55,7 +60,17 @@ struct Target {
   bool float32_atomic_add = false;    // shaderBufferFloat32AtomicAdd and the shared one
   uint32_t max_push_constant_bytes = 128;
   uint32_t max_shared_bytes = 16384;  // maxComputeSharedMemorySize
+  // 32-lane warps: the device creates compute pipelines with a required subgroup size of 32
+  // and full subgroups, and has the basic, vote, ballot, shuffle and arithmetic subgroup
+  // operations in compute shaders. Warp-level PTX translates only then.
+  bool warp32 = false;
+  // Why the device has no 32-lane warps (said in the refusal of each warp-level kernel); empty
+  // when warp32.
+  std::string no_warp32;
 };
+
+// The width of a PTX warp, which every warp-level kernel runs with.
+inline constexpr uint32_t kWarpSize = 32;
 
 struct KernelInfo {
   std::string name;          // the .entry's name, also the SPIR-V entry point's
@@ -69,6 +84,13 @@ struct KernelInfo {
   bool dynamic_shared = false;          // declares .extern .shared (sized by shared_bytes)
   uint32_t reqntid[3] = {0, 0, 0};      // .reqntid, zeros when absent (then the block is free)
   uint32_t maxntid = 0;                 // product of .maxntid, 0 when absent
+  // kWarpSize when the kernel uses warp-level PTX, else 0. Such a kernel's pipeline must run
+  // subgroups of exactly this many invocations, all full (requiredSubgroupSize and
+  // REQUIRE_FULL_SUBGROUPS), which Vulkan allows only when the block's x is a multiple of it.
+  // The kernel numbers its threads from its subgroups, as CUDA numbers a block's threads from
+  // its warps: thread (x, y, z) of the block is lane i of subgroup w, where
+  // 32 * w + i = x + y * ntid.x + z * ntid.x * ntid.y, whichever invocation the device gave it.
+  uint32_t warp_size = 0;
 };
 
 // A kernel left out of the SPIR-V module, and why (a Failure::Kind::kNotSupported message).

@@ -42,6 +42,8 @@ uint32_t Kernel::load_register(uint32_t index) {
 }
 
 void Kernel::store_register(uint32_t index, uint32_t value) {
+  if (store_guard_ != 0)
+    value = select(register_types_[index], store_guard_, value, load_register(index));
   b.op_void(spv::Op::OpStore, {registers_[index], value});
 }
 
@@ -363,6 +365,10 @@ uint32_t Kernel::special(const ir::Instruction& ins, const ir::Operand& operand)
   };
   switch (operand.special) {
     case ir::Special::kTid:
+      if (warp_) {
+        if (c > 2) invalid(ins, "a special register component beyond .z");
+        return tid_[c];
+      }
       return component(builtin_local_id_);
     case ir::Special::kCtaid:
       return component(builtin_group_id_);
@@ -381,8 +387,7 @@ uint32_t Kernel::special(const ir::Instruction& ins, const ir::Operand& operand)
     case ir::Special::kLanemaskLt:
     case ir::Special::kLanemaskGe:
     case ir::Special::kLanemaskGt:
-      refuse(ins, std::string(ir::special_name(operand.special)) +
-                      " is warp-level: warp-level PTX does not translate to Vulkan yet");
+      return warp_special(ins, operand.special);
     default:
       refuse(ins, std::string("special register ") + ir::special_name(operand.special) +
                       " has no Vulkan counterpart here");

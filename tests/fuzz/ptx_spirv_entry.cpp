@@ -40,6 +40,7 @@ Target everything() {
   t.int64_atomics = t.float32_atomic_add = true;
   t.max_push_constant_bytes = 256;
   t.max_shared_bytes = 65536;
+  t.warp32 = true;
   return t;
 }
 
@@ -68,6 +69,8 @@ Target from_hash(uint64_t h) {
   t.float32_atomic_add = (h & 128) != 0;
   t.max_push_constant_bytes = kPush[(h >> 8) & 7];
   t.max_shared_bytes = kShared[(h >> 11) & 7];
+  t.warp32 = (h & (1u << 14)) != 0;
+  if (!t.warp32) t.no_warp32 = "the device's subgroups are 8 lanes wide";
   return t;
 }
 
@@ -80,7 +83,8 @@ bool covers(const Target& a, const Target& b) {
                               {a.storage_buffer_8bit, b.storage_buffer_8bit},
                               {a.storage_buffer_16bit, b.storage_buffer_16bit},
                               {a.int64_atomics, b.int64_atomics},
-                              {a.float32_atomic_add, b.float32_atomic_add}};
+                              {a.float32_atomic_add, b.float32_atomic_add},
+                              {a.warp32, b.warp32}};
   for (const auto& f : features) {
     if (f[1] && !f[0]) return false;
   }
