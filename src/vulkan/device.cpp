@@ -96,6 +96,11 @@ hal_status VulkanDevice::create(std::shared_ptr<Instance> instance, VkPhysicalDe
   return HAL_SUCCESS;
 }
 
+const std::string& VulkanDevice::warp_measurement(const std::function<std::string()>& measure) {
+  std::call_once(warp_measurement_once_, [&] { warp_measurement_ = measure(); });
+  return warp_measurement_;
+}
+
 hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   physical_ = physical;
   // Properties.
@@ -310,6 +315,12 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   caps_.subgroup_quad = (subgroup_ops & VK_SUBGROUP_FEATURE_QUAD_BIT) != 0;
   caps_.subgroup_size = props11.subgroupSize;
   caps_.compute_full_subgroups = compute_full_subgroups;
+  if (subgroup_size_control &&
+      (subgroup_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0) {
+    caps_.min_subgroup_size = subgroup_control.minSubgroupSize;
+    caps_.max_subgroup_size = subgroup_control.maxSubgroupSize;
+    caps_.max_compute_workgroup_subgroups = subgroup_control.maxComputeWorkgroupSubgroups;
+  }
   caps_.int64_atomics = e12.shaderBufferInt64Atomics || e12.shaderSharedInt64Atomics;
   caps_.int64_atomics_everywhere = e12.shaderBufferInt64Atomics && e12.shaderSharedInt64Atomics;
   caps_.variable_pointers_storage_buffer = e11.variablePointersStorageBuffer;

@@ -24,8 +24,10 @@
 
 #include <spirv-tools/libspirv.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -63,7 +65,13 @@ struct DeviceCaps {
   bool subgroup_quad = false;
   uint32_t subgroup_size = 0;           // VkPhysicalDeviceVulkan11Properties::subgroupSize
   bool compute_full_subgroups = false;  // REQUIRE_FULL_SUBGROUPS may be set on a pipeline
-  bool int64_atomics = false;           // in buffers or shared memory
+  // A compute pipeline may require a subgroup size in [min, max] (subgroupSizeControl, with the
+  // compute stage among requiredSubgroupSizeStages); a workgroup then holds at most
+  // max_compute_workgroup_subgroups subgroups. All zero without subgroup size control.
+  uint32_t min_subgroup_size = 0;
+  uint32_t max_subgroup_size = 0;
+  uint32_t max_compute_workgroup_subgroups = 0;
+  bool int64_atomics = false;  // in buffers or shared memory
   // In buffers and in shared memory both: a PTX atomic's address may be either (ptx_module.h).
   bool int64_atomics_everywhere = false;
   bool variable_pointers_storage_buffer = false;
@@ -133,6 +141,10 @@ class VulkanDevice : public hal::Device {
   // The modules the validator passed on this device (validate_spirv() consults it).
   ValidatedSpirv& validated_spirv() const { return validated_spirv_; }
 
+  // Why the device cannot run warp-level PTX after all, as |measure| finds on the first call
+  // (empty: it can); later calls return the same (ptx_module.h).
+  const std::string& warp_measurement(const std::function<std::string()>& measure);
+
   // vk_fail() for a failed |result|, reporting the device lost on VK_ERROR_DEVICE_LOST.
   hal_status check(VkResult result, std::string_view what, std::string_view hint = {});
 
@@ -174,6 +186,8 @@ class VulkanDevice : public hal::Device {
   std::unique_ptr<PipelineCache> pipeline_cache_;
   // A memo of validation results, not device state: loads through a const device record in it.
   mutable ValidatedSpirv validated_spirv_;
+  std::once_flag warp_measurement_once_;
+  std::string warp_measurement_;
   std::once_flag trace_clock_once_;
   int64_t trace_clock_offset_ns_ = 0;  // host ns minus device ns, set once
   std::mutex streams_mutex_;

@@ -431,6 +431,26 @@ hal_status FunctionState::check_launch_shared_memory(const uint32_t block[3],
   return HAL_SUCCESS;
 }
 
+hal_status FunctionState::check_warp_block(const uint32_t block[3]) const {
+  if (block[0] % warp_size != 0) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "'{}' uses warp-level PTX, which runs on this device only with blocks whose "
+                      "x is a multiple of {} (whole subgroups of {} lanes); the block is "
+                      "{{{},{},{}}}. Use a block whose x is a multiple of {}",
+                      entry.name, warp_size, warp_size, block[0], block[1], block[2], warp_size);
+  }
+  const uint64_t threads = uint64_t{block[0]} * block[1] * block[2];
+  const uint64_t limit = uint64_t{warp_size} * device.caps().max_compute_workgroup_subgroups;
+  if (threads > limit) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "'{}' uses warp-level PTX; the device runs at most {} subgroups of {} lanes "
+                      "in a block, {} threads, and the block {{{},{},{}}} has {}",
+                      entry.name, device.caps().max_compute_workgroup_subgroups, warp_size, limit,
+                      block[0], block[1], block[2], threads);
+  }
+  return HAL_SUCCESS;
+}
+
 hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_bytes,
                                    VkPipeline* out) {
   // A fixed-size kernel's one pipeline, built at load: the core has checked the block.
@@ -451,6 +471,10 @@ hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_byte
   if (subgroup_matrices) {
     hal_status status =
         check_cooperative_matrix_block(entry.name, block, device.caps().subgroup_size);
+    if (status != HAL_SUCCESS) return status;
+  }
+  if (warp_size != 0) {
+    hal_status status = check_warp_block(block);
     if (status != HAL_SUCCESS) return status;
   }
   // Specialization data: the module's constants, then the ones the launch decides (block
@@ -486,6 +510,14 @@ hal_status FunctionState::pipeline(const uint32_t block[3], uint32_t shared_byte
   // subgroups when the block's x is a multiple of the subgroup size (checked above); older ones
   // only with this flag, where the device has it.
   if (subgroup_matrices && shader->words[1] < 0x00010600u && device.caps().compute_full_subgroups) {
+    info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
+  // Warp-level PTX: subgroups of exactly the warp's width, every one of them full.
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required_size{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  if (warp_size != 0) {
+    required_size.requiredSubgroupSize = warp_size;
+    info.stage.pNext = &required_size;
     info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
   info.layout = layout;
@@ -586,6 +618,7 @@ hal_status create_function(VulkanDevice& device, const ReflectedEntryPoint& entr
   state->param_block_bytes = plan.param_block_bytes;
   state->specializations = std::move(plan.specializations);
   state->subgroup_matrices = shader.subgroup_matrices;
+  state->warp_size = plan.warp_size;
   state->shared_bytes_constant = plan.shared_bytes_constant;
   state->shared_bytes_constant_id = plan.shared_bytes_constant_id;
   FunctionDesc& desc = plan.desc;

@@ -102,12 +102,16 @@ struct FunctionState {
   uint32_t shared_bytes_constant_id = 0;
   // The module uses subgroup-scope cooperative matrices: every pipeline needs whole subgroups.
   bool subgroup_matrices = false;
+  uint32_t warp_size = 0;  // FunctionPlan::warp_size
   // A kernel whose block is fixed (and with no shared-bytes constant) has one pipeline, built at
   // load and set before the function is published: launches take it without a lock.
   VkPipeline fixed_pipeline = VK_NULL_HANDLE;
 
  private:
   hal_status check_launch_shared_memory(const uint32_t block[3], uint32_t shared_bytes);
+  // Warp-level PTX: HAL_ERROR_NOT_SUPPORTED unless |block| fills whole 32-lane subgroups and
+  // the device runs that many in one workgroup.
+  hal_status check_warp_block(const uint32_t block[3]) const;
 
   std::mutex mutex_;
   std::map<std::array<uint32_t, 4>, VkPipeline> pipelines_;
@@ -183,6 +187,9 @@ struct FunctionPlan {
   std::vector<Specialization> specializations;  // constants every pipeline sets
   bool shared_bytes_constant = false;           // the launch's shared_bytes sets this constant
   uint32_t shared_bytes_constant_id = 0;
+  // Nonzero (32, for warp-level PTX): every pipeline runs subgroups of exactly this size, all
+  // full, so a launch's block must have an x that is a multiple of it.
+  uint32_t warp_size = 0;
 };
 
 // Creates the function of |entry|, an entry point of |shader|: its descriptor-set layouts (one

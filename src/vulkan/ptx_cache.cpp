@@ -18,7 +18,7 @@ namespace hal::vulkan {
 namespace {
 
 constexpr char kMagic[8] = {'H', 'A', 'L', 'P', 'T', 'X', 'S', 'V'};
-constexpr uint32_t kFormatVersion = 3;  // 2: the refused kernels; 3: params_in_buffer
+constexpr uint32_t kFormatVersion = 4;  // 2: the refused kernels; 3: params_in_buffer; 4: warps
 // A refused kernel's name or reason is at most this long in a file (reasons are a line or two).
 constexpr uint32_t kMaxReasonBytes = 1u << 16;
 constexpr size_t kChecksumSize = 8;
@@ -128,13 +128,16 @@ std::vector<uint8_t> key_bytes(std::string_view ptx, const ptx_spirv::Target& ta
   const std::string& id = build_id();
   put(&key, id.size(), 4);
   put_bytes(&key, id.data(), id.size());
-  for (bool flag :
-       {target.float64, target.int16, target.int8, target.float16, target.storage_buffer_8bit,
-        target.storage_buffer_16bit, target.int64_atomics, target.float32_atomic_add}) {
+  for (bool flag : {target.float64, target.int16, target.int8, target.float16,
+                    target.storage_buffer_8bit, target.storage_buffer_16bit, target.int64_atomics,
+                    target.float32_atomic_add, target.warp32}) {
     put(&key, flag ? 1 : 0, 1);
   }
   put(&key, target.max_push_constant_bytes, 4);
   put(&key, target.max_shared_bytes, 4);
+  // The refusals of warp kernels quote it.
+  put(&key, target.no_warp32.size(), 4);
+  put_bytes(&key, target.no_warp32.data(), target.no_warp32.size());
   put(&key, ptx.size(), 8);
   put_bytes(&key, ptx.data(), ptx.size());
   return key;
@@ -170,6 +173,7 @@ bool parse_payload(Reader& in, ptx_spirv::Translation* out, std::string* why) {
     info.dynamic_shared = in.get(1) != 0;
     for (uint32_t& dimension : info.reqntid) dimension = in.u32();
     info.maxntid = in.u32();
+    info.warp_size = in.u32();
   }
   const uint32_t refused = in.u32();
   if (refused > ptx::ir::kMaxFunctions) {
@@ -263,6 +267,7 @@ void write_ptx_cache(const std::string& path, std::string_view ptx, const ptx_sp
     put(&file, info.dynamic_shared ? 1 : 0, 1);
     for (uint32_t dimension : info.reqntid) put(&file, dimension, 4);
     put(&file, info.maxntid, 4);
+    put(&file, info.warp_size, 4);
   }
   put(&file, translation.refused.size(), 4);
   for (const ptx_spirv::RefusedKernel& kernel : translation.refused) {

@@ -121,6 +121,11 @@ hal_status plan_ptx_function(const VulkanDevice& device, const ptx::Entry& entry
                     "{} bytes of parameters",
                     entry.name, reflected.push_constant_size, info.param_bytes));
   }
+  if (info.warp_size != 0 && info.warp_size != ptx_spirv::kWarpSize) {
+    return translator_bug(
+        fmt::format("kernel '{}' has warps of {} lanes", entry.name, info.warp_size));
+  }
+  plan->warp_size = info.warp_size;
   desc.max_threads_per_block = entry.maxntid;
   desc.static_shared_bytes = info.static_shared_bytes;
   // As on CUDA, any launch may pass dynamic shared memory, 0 included; a kernel without
@@ -213,7 +218,123 @@ hal_status instantiate(VulkanDevice& device, const ptx::Module& signatures,
   return HAL_SUCCESS;
 }
 
+// The warp probe: 64 threads in two warps, each writing the lanes running with it and its own
+// place in the block. Lanes that share a subgroup of fewer than 32 invocations see a partial
+// activemask, and, numbered from their subgroups as 32-lane warps, collide in the block so that
+// some places are never written.
+constexpr const char* kWarpProbe = R"(.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry warp_probe(.param .u64 out) .reqntid 64, 1, 1
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  activemask.b32 %r1;
+  mov.u32 %r2, %tid.x;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r1;
+  ret;
+}
+)";
+constexpr uint32_t kProbeThreads = 64;
+
+// Runs the warp probe on |device| as if it had 32-lane warps. Empty when it does; otherwise why
+// not (a driver failure included: warp kernels are refused then too).
+std::string measure_warps(VulkanDevice& device, ptx_spirv::Target target) {
+  target.warp32 = true;
+  target.no_warp32.clear();
+  const std::string_view text(kWarpProbe);
+  ptx::Module signatures;
+  ptx::ir::Module module;
+  ptx::ir::ParseError parse_error;
+  ptx::ir::ParseOptions parse_options;
+  parse_options.bodies = true;
+  std::string error;
+  ptx_spirv::Translation translation;
+  ptx_spirv::Failure failure;
+  if (!ptx::parse(text, &signatures, &error) ||
+      !ptx::ir::parse(text.data(), text.size(), parse_options, &module, &parse_error) ||
+      !ptx_spirv::translate(module, target, &translation, &failure) ||
+      translation.kernels.size() != 1) {
+    return "hal's warp probe does not translate (a bug in hal): " + error + parse_error.message +
+           failure.message;
+  }
+  std::unique_ptr<hal::Module> probe;
+  std::unique_ptr<hal::Stream> stream;
+  Allocation alloc;
+  std::vector<uint32_t> seen(kProbeThreads, 0);
+  hal_status status = instantiate(device, signatures, translation, Source::kTranslated, &probe);
+  if (status == HAL_SUCCESS) status = device.create_stream(&stream);
+  if (status == HAL_SUCCESS) status = device.mem_alloc(seen.size() * 4, &alloc);
+  if (status == HAL_SUCCESS) {
+    const DeviceRange range{alloc, 0};
+    const hal_driver_range pointer{{alloc.base, alloc.size, alloc.backend_data}, 0};
+    hal_deviceptr address = alloc.base;
+    void* args[] = {&address};
+    LaunchParams launch{};
+    launch.grid[0] = launch.grid[1] = launch.grid[2] = 1;
+    launch.block[0] = kProbeThreads;
+    launch.block[1] = launch.block[2] = 1;
+    launch.param_count = 1;
+    launch.args = args;
+    launch.pointers = &pointer;
+    status = stream->copy_htod(range, seen.data(), seen.size() * 4, nullptr);
+    if (status == HAL_SUCCESS) status = stream->launch(*probe->functions.front(), launch);
+    if (status == HAL_SUCCESS)
+      status = stream->copy_dtoh(seen.data(), range, seen.size() * 4, nullptr);
+    if (status == HAL_SUCCESS) status = stream->synchronize();
+  }
+  const std::string failed = status == HAL_SUCCESS ? "" : hal::pending_error();
+  hal::clear_pending_error();
+  if (stream != nullptr) stream->synchronize();  // a stream is destroyed idle
+  hal::clear_pending_error();
+  stream.reset();
+  if (alloc.base != 0) device.mem_free(alloc);
+  if (status != HAL_SUCCESS) {
+    return "running hal's warp probe with 32-lane subgroups failed (" + failed + ")";
+  }
+  // A lane never written shares its place with a lane of another subgroup.
+  uint32_t widest = 0;
+  bool full = true;
+  for (uint32_t mask : seen) {
+    widest = std::max<uint32_t>(widest, static_cast<uint32_t>(__builtin_popcount(mask)));
+    full = full && mask == 0xFFFFFFFFu;
+  }
+  if (full) return {};
+  return fmt::format(
+      "the driver reports 32-lane subgroups but runs fewer: a pipeline that requires full "
+      "32-lane subgroups ran {} lanes in one (measured by hal's warp probe)",
+      widest);
+}
+
 }  // namespace
+
+std::string why_no_warp32(const DeviceCaps& caps) {
+  constexpr uint32_t warp = ptx_spirv::kWarpSize;
+  if (caps.max_subgroup_size == 0) {
+    return fmt::format(
+        "the device cannot fix a compute pipeline's subgroup size (no subgroupSizeControl for "
+        "compute shaders); its subgroups are {} lanes wide",
+        caps.subgroup_size);
+  }
+  if (caps.min_subgroup_size > warp || caps.max_subgroup_size < warp) {
+    return caps.min_subgroup_size == caps.max_subgroup_size
+               ? fmt::format("the device's subgroups are {} lanes wide", caps.min_subgroup_size)
+               : fmt::format("the device's subgroups are {} to {} lanes wide",
+                             caps.min_subgroup_size, caps.max_subgroup_size);
+  }
+  if (!caps.compute_full_subgroups) {
+    return "the device cannot promise full subgroups (no computeFullSubgroups)";
+  }
+  if (!caps.subgroup_ballot || !caps.subgroup_vote || !caps.subgroup_shuffle ||
+      !caps.subgroup_arithmetic) {
+    return "the device lacks subgroup ballot, vote, shuffle or arithmetic operations in compute "
+           "shaders";
+  }
+  return {};
+}
 
 bool runs_ptx(const DeviceCaps& caps) {
   return caps.buffer_device_address && caps.shader_int64;
@@ -231,6 +352,8 @@ ptx_spirv::Target ptx_target(const DeviceCaps& caps) {
   target.float32_atomic_add = caps.atomic_float32_add_everywhere;
   target.max_push_constant_bytes = caps.limits.maxPushConstantsSize;
   target.max_shared_bytes = caps.limits.maxComputeSharedMemorySize;
+  target.no_warp32 = why_no_warp32(caps);
+  target.warp32 = target.no_warp32.empty();
   return target;
 }
 
@@ -283,7 +406,12 @@ hal_status load_ptx_module(VulkanDevice& device, const uint8_t* blob, size_t siz
                      "64-bit PTX: add .address_size 64");
   }
 
-  const ptx_spirv::Target target = ptx_target(caps);
+  ptx_spirv::Target target = ptx_target(caps);
+  if (target.warp32) {
+    // What the driver reports is measured once before any warp kernel runs on it.
+    target.no_warp32 = device.warp_measurement([&] { return measure_warps(device, target); });
+    target.warp32 = target.no_warp32.empty();
+  }
   const std::string cache_path = ptx_cache_path(PipelineCache::default_dir(), text, target);
   ptx_spirv::Translation translation;
   std::string why;

@@ -37,6 +37,7 @@ Translation sample() {
   a.static_shared_bytes = 512;
   a.dynamic_shared = true;
   a.maxntid = 256;
+  a.warp_size = 32;
   KernelInfo b;
   b.name = "_Z6secondPf";
   b.param_bytes = 8;
@@ -63,6 +64,7 @@ void expect_same(const Translation& x, const Translation& y) {
     EXPECT_EQ(a.dynamic_shared, b.dynamic_shared);
     for (int d = 0; d < 3; ++d) EXPECT_EQ(a.reqntid[d], b.reqntid[d]);
     EXPECT_EQ(a.maxntid, b.maxntid);
+    EXPECT_EQ(a.warp_size, b.warp_size);
   }
   ASSERT_EQ(x.refused.size(), y.refused.size());
   for (size_t k = 0; k < x.refused.size(); ++k) {
@@ -176,7 +178,7 @@ TEST_F(PtxCache, EveryPartOfTheKeyCounts) {
   const Target target;
   const std::string path = ptx_cache_path(dir_, kPtx, target);
   write_ptx_cache(path, kPtx, target, sample());
-  std::vector<Target> others(10, target);
+  std::vector<Target> others(12, target);
   others[0].float64 = true;
   others[1].int16 = true;
   others[2].int8 = true;
@@ -187,6 +189,8 @@ TEST_F(PtxCache, EveryPartOfTheKeyCounts) {
   others[7].float32_atomic_add = true;
   others[8].max_push_constant_bytes = 256;
   others[9].max_shared_bytes = 49152;
+  others[10].warp32 = true;
+  others[11].no_warp32 = "the device's subgroups are 16 lanes wide";
   for (size_t i = 0; i < others.size(); ++i) {
     SCOPED_TRACE(i);
     EXPECT_NE(ptx_cache_path(dir_, kPtx, others[i]), path);
@@ -237,7 +241,7 @@ TEST_F(PtxCache, ForgedLayoutsAreMisses) {
   // refused kernel, the word count and words, the checksum.
   size_t payload = 4 + 4 + 8 + 4 * sample().words.size() + 8;
   for (const KernelInfo& k : sample().kernels) {
-    payload += 4 + k.name.size() + 4 + 1 + 4 + 4 * k.param_offsets.size() + 4 + 1 + 12 + 4;
+    payload += 4 + k.name.size() + 4 + 1 + 4 + 4 * k.param_offsets.size() + 4 + 1 + 12 + 4 + 4;
   }
   for (const auto& r : sample().refused) payload += 4 + r.name.size() + 4 + r.reason.size();
   ASSERT_GT(good.size(), payload);
