@@ -18,7 +18,7 @@ std::string last_error(hal_status status) {
 }
 
 // A device for the pack's |ir|. For PTX, a CUDA device: Vulkan devices also take PTX, through
-// translation, but not the pack's warp-level PTX kernels yet.
+// translation, but not the pack's warp-level PTX kernels everywhere (differential_test.cpp).
 static bool usable(const hal_device_info& info, hal_ir ir) {
   if ((info.ir_mask & ir) == 0) return false;
   return ir != HAL_IR_PTX || (info.ir_mask & HAL_IR_SPIRV) == 0;

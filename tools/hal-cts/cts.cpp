@@ -98,7 +98,8 @@ void DeviceTest::TearDown() {
 hal_ir DeviceTest::pack_ir() const {
   if (options().ir != HAL_IR_AUTO) return takes(options().ir) ? options().ir : HAL_IR_AUTO;
   // A device that takes both (a Vulkan device translating PTX) runs the pack in its own IR:
-  // warp-level PTX kernels do not translate yet. --ir ptx runs the translation instead.
+  // not every device runs warp-level PTX, and tensor-core PTX does not translate yet. --ir ptx
+  // runs the translation instead.
   if (takes(HAL_IR_SPIRV)) return HAL_IR_SPIRV;
   if (takes(HAL_IR_PTX)) return HAL_IR_PTX;
   if (takes(HAL_IR_BUILTIN)) return HAL_IR_BUILTIN;
