@@ -11,7 +11,9 @@
 #   2. configure, then build only hal-info and cuda_gpu_test (hal's GPU test with the system's
 #      libcuda), then run hal-info (HAL_BACKENDS=cuda, =vulkan, and both) and cuda_gpu_test,
 #      which fails here (rather than skips) when no CUDA device is usable;
-#   3. build everything else, then the whole test suite (ctest; JUnit XML as well as the log);
+#   3. build everything else, then the whole test suite (ctest; JUnit XML as well as the log),
+#      which here also runs warp-level PTX through NVIDIA's Vulkan driver against the CPU PTX
+#      device (ptx_spirv_warp_test; lavapipe has no 32-lane warps, so CI only checks refusals);
 #   4. the pack's PTX through NVIDIA's Vulkan driver (vulkan:0; hal translates it to SPIR-V)
 #      against the same PTX on CUDA: the three-way differential of hal_test_kernels (each
 #      kernel's SPIR-V on vulkan:0, PTX on cuda:0 and PTX on vulkan:0, same inputs, against the
