@@ -295,7 +295,8 @@ void Kernel::lower_redux(const ir::Instruction& ins) {
   const bool is_signed = ir::is_signed(type);
   struct Kind {
     ir::Mod mod;
-    spv::Op group, scalar;
+    spv::Op group;
+    spv::Op scalar;  // OpNop for min and max, which combine by comparison
     uint32_t identity;
   };
   const Kind kinds[] = {
@@ -318,8 +319,8 @@ void Kernel::lower_redux(const ir::Instruction& ins) {
   const uint32_t members = and32(*this, member_mask(*this, s, ins, 2), s.running());
   const uint32_t a = read(ins, ins.operands[1], T::kB32);
   const uint32_t result = b.local_variable(b.type_pointer(spv::StorageClass::Function, u));
-  // Every running lane names the same members (a full warp, one tile): one subgroup reduction
-  // of the members' values, the others giving the identity.
+  // Every running lane names the same members (a full warp, or the lanes of one branch): one
+  // subgroup reduction of the members' values, the other lanes giving the identity.
   const uint32_t uniform = s.all_equal(members);
   if_then(uniform, [&] {
     const uint32_t lane = warp_special(ins, ir::Special::kLaneid);
