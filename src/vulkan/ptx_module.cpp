@@ -218,10 +218,10 @@ hal_status instantiate(VulkanDevice& device, const ptx::Module& signatures,
   return HAL_SUCCESS;
 }
 
-// The warp probe: 64 threads in two warps, each writing the lanes running with it and its own
-// place in the block. Lanes that share a subgroup of fewer than 32 invocations see a partial
-// activemask, and, numbered from their subgroups as 32-lane warps, collide in the block so that
-// some places are never written.
+// The warp probe: 64 threads in two warps, each writing the lanes running with it (activemask)
+// at its place in the block. Lanes in a subgroup of fewer than 32 invocations see a partial
+// mask, and, numbered from their subgroups as if they were 32-lane warps, some share a place
+// while other places are never written.
 constexpr const char* kWarpProbe = R"(.version 7.0
 .target sm_80
 .address_size 64
@@ -282,8 +282,9 @@ std::string measure_warps(VulkanDevice& device, ptx_spirv::Target target) {
     launch.pointers = &pointer;
     status = stream->copy_htod(range, seen.data(), seen.size() * 4, nullptr);
     if (status == HAL_SUCCESS) status = stream->launch(*probe->functions.front(), launch);
-    if (status == HAL_SUCCESS)
+    if (status == HAL_SUCCESS) {
       status = stream->copy_dtoh(seen.data(), range, seen.size() * 4, nullptr);
+    }
     if (status == HAL_SUCCESS) status = stream->synchronize();
   }
   const std::string failed = status == HAL_SUCCESS ? "" : hal::pending_error();
