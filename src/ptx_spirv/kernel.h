@@ -35,6 +35,8 @@ namespace ir = hal::ptx::ir;
 
 // shfl, vote, match, redux, activemask, elect, bar.warp.sync and the matrix instructions.
 bool is_warp_instruction(const ir::Instruction& ins);
+// %laneid, %warpid, %nwarpid and %lanemask_*.
+bool is_warp_special(ir::Special special);
 
 struct Refusal {
   Failure::Kind kind;

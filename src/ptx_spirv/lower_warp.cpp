@@ -63,8 +63,6 @@ bool is_warp_instruction(const ir::Instruction& ins) {
   }
 }
 
-namespace {
-
 bool is_warp_special(ir::Special special) {
   switch (special) {
     case ir::Special::kLaneid:
@@ -80,6 +78,8 @@ bool is_warp_special(ir::Special special) {
       return false;
   }
 }
+
+namespace {
 
 // The warp special register |operand| reads (or one of its elements), or kCount.
 ir::Special warp_special_read(const ir::Operand& operand) {

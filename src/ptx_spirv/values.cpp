@@ -363,6 +363,7 @@ uint32_t Kernel::special(const ir::Instruction& ins, const ir::Operand& operand)
     const uint32_t all = b.op(spv::Op::OpLoad, v3, {builtin});
     return b.op(spv::Op::OpCompositeExtract, t_u32, {all, c});
   };
+  if (is_warp_special(operand.special)) return warp_special(ins, operand.special);
   switch (operand.special) {
     case ir::Special::kTid:
       if (warp_) {
@@ -379,15 +380,6 @@ uint32_t Kernel::special(const ir::Instruction& ins, const ir::Operand& operand)
       return block_size_[c];
     case ir::Special::kDynamicSmemSize:
       return dynamic_shared_ ? shared_bytes_spec_ : b.u32(0);
-    case ir::Special::kLaneid:
-    case ir::Special::kWarpid:
-    case ir::Special::kNwarpid:
-    case ir::Special::kLanemaskEq:
-    case ir::Special::kLanemaskLe:
-    case ir::Special::kLanemaskLt:
-    case ir::Special::kLanemaskGe:
-    case ir::Special::kLanemaskGt:
-      return warp_special(ins, operand.special);
     default:
       refuse(ins, std::string("special register ") + ir::special_name(operand.special) +
                       " has no Vulkan counterpart here");

@@ -310,8 +310,8 @@ std::string measure_warps(VulkanDevice& device, ptx_spirv::Target target) {
       widest);
 }
 
-}  // namespace
-
+// Why a device with |caps| cannot run warp-level PTX (32-lane subgroups, all full, with the
+// operations the translator uses), for the refusal; empty when it can.
 std::string why_no_warp32(const DeviceCaps& caps) {
   constexpr uint32_t warp = ptx_spirv::kWarpSize;
   if (caps.max_subgroup_size == 0) {
@@ -336,6 +336,8 @@ std::string why_no_warp32(const DeviceCaps& caps) {
   }
   return {};
 }
+
+}  // namespace
 
 bool runs_ptx(const DeviceCaps& caps) {
   return caps.buffer_device_address && caps.shader_int64;

@@ -45,7 +45,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <string>
 
 namespace hal::vulkan {
 
@@ -55,10 +54,6 @@ class VulkanDevice;
 // Whether |caps| has what every translated module needs: bufferDeviceAddress (global memory is
 // addressed by device address) and shaderInt64 (addresses are 64-bit integers).
 bool runs_ptx(const DeviceCaps& caps);
-
-// Why a device with |caps| cannot run warp-level PTX (32-lane subgroups, all full, with the
-// operations the translator uses), for the refusal; empty when it can.
-std::string why_no_warp32(const DeviceCaps& caps);
 
 // What the translator may use on a device with |caps|.
 ptx_spirv::Target ptx_target(const DeviceCaps& caps);
