@@ -145,11 +145,12 @@ void Context::reap_locked() {
   streams_.erase(std::remove_if(streams_.begin(), streams_.end(), drained), streams_.end());
 }
 
-uint64_t Context::enqueue(Stream& stream, std::vector<Dependency> dependencies, Work work) {
-  std::lock_guard<std::mutex> lock(order_mutex_);
+// On the legacy stream, every blocking stream's work issued so far; on a blocking stream, the
+// legacy stream's.
+void Context::add_implied_dependencies(Stream& stream, std::vector<Dependency>* dependencies) {
   const auto wait_for = [&](const std::shared_ptr<Stream>& other) {
     const uint64_t tail = other->submitted();
-    if (tail != 0 && !other->completed(tail)) dependencies.push_back(Dependency{other, tail});
+    if (tail != 0 && !other->completed(tail)) dependencies->push_back(Dependency{other, tail});
   };
   if (stream.kind() == Stream::Kind::kLegacy) {
     for (const std::shared_ptr<Stream>& other : streams_) {
@@ -159,10 +160,35 @@ uint64_t Context::enqueue(Stream& stream, std::vector<Dependency> dependencies, 
     wait_for(legacy_);
   }
   // A stream runs in order: waiting for its own earlier work is already implied.
-  dependencies.erase(std::remove_if(dependencies.begin(), dependencies.end(),
-                                    [&](const Dependency& d) { return d.stream.get() == &stream; }),
-                     dependencies.end());
+  dependencies->erase(
+      std::remove_if(dependencies->begin(), dependencies->end(),
+                     [&](const Dependency& d) { return d.stream.get() == &stream; }),
+      dependencies->end());
+}
+
+uint64_t Context::enqueue(Stream& stream, std::vector<Dependency> dependencies, Work work) {
+  std::lock_guard<std::mutex> lock(order_mutex_);
+  add_implied_dependencies(stream, &dependencies);
   return stream.push(std::move(dependencies), std::move(work));
+}
+
+bool Context::run_inline(Stream& stream, const Work& work) {
+  {
+    // The sequence number is taken under the ordering lock, so an operation enqueued on another
+    // stream from now on sees it pending and waits for it, as for any pushed operation.
+    std::lock_guard<std::mutex> lock(order_mutex_);
+    std::vector<Dependency> dependencies;
+    add_implied_dependencies(stream, &dependencies);
+    if (!dependencies.empty() || stream.begin_inline() == 0) return false;
+  }
+  try {
+    work(sticky_error());
+  } catch (...) {
+    stream.finish_inline();  // never leave the worker held off
+    throw;
+  }
+  stream.finish_inline();
+  return true;
 }
 
 std::vector<std::pair<std::shared_ptr<Stream>, uint64_t>> Context::tails(bool blocking_only) {

@@ -65,6 +65,12 @@ class Context {
   // implies: on the legacy stream it waits for all blocking streams' work issued so far; on a
   // blocking stream it waits for the legacy stream's. Returns its sequence number.
   uint64_t enqueue(Stream& stream, std::vector<Dependency> dependencies, Work work);
+  // Runs |work| on the calling thread, in |stream|'s order, when it would run at once anyway:
+  // nothing of |stream| is queued or running, and nothing it must wait for (what enqueue()
+  // adds) is pending. Returns false, having done nothing, otherwise. For operations whose caller
+  // would wait for them or touch all their data anyway: it saves the worker's hand-off and,
+  // for a copy from pageable memory, the staging copy.
+  bool run_inline(Stream& stream, const Work& work);
 
   // Blocks until every operation issued in this context before the call has completed.
   void wait_idle();
@@ -85,6 +91,8 @@ class Context {
   std::shared_ptr<Stream> legacy_locked();
   // Drops closed streams that have drained. Called with order_mutex_ held.
   void reap_locked();
+  // Appends what enqueue() makes an operation on |stream| wait for. With order_mutex_ held.
+  void add_implied_dependencies(Stream& stream, std::vector<Dependency>* dependencies);
   std::vector<std::pair<std::shared_ptr<Stream>, uint64_t>> tails(bool blocking_only);
 
   const int device_;

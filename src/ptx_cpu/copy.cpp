@@ -8,6 +8,8 @@
 //  - an asynchronous copy to pageable host memory returns only once the copy has completed;
 //  - the synchronous forms run on the legacy stream and return once they have completed;
 //  - a size or count of 0 does nothing and succeeds.
+// A copy or memset that would run at once on its stream and that the caller waits for (or a copy
+// whose pageable source it reads first) runs on the calling thread (Context::run_inline).
 #include "ptx_cpu/context.h"
 #include "ptx_cpu/driver.h"
 #include "ptx_cpu/entry.h"
@@ -90,6 +92,17 @@ CUresult copy(uint64_t dst, Side dst_side, uint64_t src, Side src_side, size_t s
     return result;
   }
   const bool wait = !async || !to.stable;
+  const auto direct = [dst, src, size](CUresult status) {
+    if (status == CUDA_SUCCESS) {
+      std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), size);
+    }
+  };
+  // A copy the caller waits for, or whose pageable source it must read before returning, costs
+  // the caller a full pass over the data anyway: on an idle stream it makes that pass itself,
+  // straight into the destination, without a hand-off to the worker or a staging copy.
+  if ((wait || !from.stable) && context->run_inline(*stream, direct)) {
+    return wait ? context->sticky_error() : CUDA_SUCCESS;
+  }
   Work work;
   if (!wait && !from.stable) {
     // The caller may reuse pageable memory as soon as this returns: copy it now, into a buffer
@@ -100,11 +113,7 @@ CUresult copy(uint64_t dst, Side dst_side, uint64_t src, Side src_side, size_t s
       if (status == CUDA_SUCCESS) std::memcpy(reinterpret_cast<void*>(dst), staging.get(), size);
     };
   } else {
-    work = [dst, src, size](CUresult status) {
-      if (status == CUDA_SUCCESS) {
-        std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), size);
-      }
-    };
+    work = direct;
   }
   const uint64_t sequence = context->enqueue(*stream, {}, std::move(work));
   if (!wait) return CUDA_SUCCESS;
@@ -132,7 +141,7 @@ CUresult fill(CUdeviceptr dst, T value, size_t count, CUstream handle, bool asyn
       result != CUDA_SUCCESS) {
     return result;
   }
-  const uint64_t sequence = context->enqueue(*stream, {}, [dst, value, count](CUresult status) {
+  const auto work = [dst, value, count](CUresult status) {
     if (status != CUDA_SUCCESS) return;
     if constexpr (sizeof(T) == 1) {
       std::memset(reinterpret_cast<void*>(dst), value, count);
@@ -140,7 +149,9 @@ CUresult fill(CUdeviceptr dst, T value, size_t count, CUstream handle, bool asyn
       T* out = reinterpret_cast<T*>(dst);
       for (size_t i = 0; i < count; ++i) out[i] = value;
     }
-  });
+  };
+  if (!async && context->run_inline(*stream, work)) return context->sticky_error();
+  const uint64_t sequence = context->enqueue(*stream, {}, work);
   if (async) return CUDA_SUCCESS;
   stream->wait(sequence);
   return context->sticky_error();

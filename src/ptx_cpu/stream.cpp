@@ -61,6 +61,21 @@ uint64_t Stream::push(std::vector<Dependency> dependencies, Work work) {
   return sequence;
 }
 
+uint64_t Stream::begin_inline() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closing_ || inline_running_ || completed_ != submitted_) return 0;
+  inline_running_ = true;
+  return ++submitted_;
+}
+
+void Stream::finish_inline() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  inline_running_ = false;
+  ++completed_;
+  done_cv_.notify_all();
+  work_cv_.notify_one();
+}
+
 uint64_t Stream::submitted() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return submitted_;
@@ -112,7 +127,7 @@ void Stream::run() {
       });
       lock.lock();
     }
-    work_cv_.wait(lock, [&] { return !queue_.empty() || closing_; });
+    work_cv_.wait(lock, [&] { return (!queue_.empty() || closing_) && !inline_running_; });
     if (queue_.empty()) break;  // closing, and everything queued has run
     Operation operation = std::move(queue_.front());
     queue_.pop_front();

@@ -1,5 +1,7 @@
 // A stream: an in-order queue of operations (copies, memsets, kernels, event records, waits,
-// host functions) that a worker thread of its own executes while the host goes on.
+// host functions) that a worker thread of its own executes while the host goes on. An operation
+// that would run at once, and that its caller waits for anyway, the caller may run itself
+// (begin_inline), holding the worker off meanwhile.
 //
 // Every operation gets a sequence number (1, 2, ...) when it is pushed; the stream has
 // completed n when its first n operations have run. Ordering between streams is expressed by
@@ -69,6 +71,13 @@ class Stream {
   // closed stream the operation is dropped and counted as completed at once.
   uint64_t push(std::vector<Dependency> dependencies, Work work);
 
+  // The caller runs the operation itself, when nothing of the stream is queued or running: it
+  // takes the next sequence number and holds the worker off until finish_inline(). Returns that
+  // number, or 0 (the stream is busy or closing: push() instead). Use Context::run_inline.
+  uint64_t begin_inline();
+  // Completes the operation begin_inline() numbered, and lets the worker go on.
+  void finish_inline();
+
   uint64_t submitted() const;
   bool completed(uint64_t sequence) const;
   // Blocks until operation |sequence| has completed (at once for 0).
@@ -109,6 +118,9 @@ class Stream {
   // to clear |worker_running_| under the mutex, which join() waits for.
   bool worker_running_ = false;
   std::thread::id worker_id_;
+  // A caller is running an operation itself (begin_inline): the worker starts nothing until it
+  // is done, so the operations pushed meanwhile still run after it.
+  bool inline_running_ = false;
 };
 
 }  // namespace hal::ptx_cpu

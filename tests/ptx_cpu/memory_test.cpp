@@ -241,6 +241,63 @@ TEST_F(DriverTest, AsyncCopySourceSemantics) {
   EXPECT_OK(cu().cuMemFree(device));
 }
 
+// On an idle stream, an asynchronous copy from pageable memory is made by the caller straight
+// into the destination (no staging copy): it has completed when the call returns.
+TEST_F(DriverTest, AsyncCopyFromPageableMemoryOnAnIdleStreamIsDoneOnReturn) {
+  CUstream stream = nullptr;
+  ASSERT_OK(cu().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  const size_t count = size_t{4} << 20;  // 16 MiB: far longer to copy than a query takes
+  CUdeviceptr device = 0;
+  ASSERT_OK(cu().cuMemAlloc(&device, count * 4));
+  std::vector<uint32_t> pageable(count);
+  std::iota(pageable.begin(), pageable.end(), 7u);
+  ASSERT_OK(cu().cuMemcpyHtoDAsync(device, pageable.data(), count * 4, stream));
+  EXPECT_OK(cu().cuStreamQuery(stream));
+  std::vector<uint32_t> expected = pageable;
+  pageable.assign(count, 0);
+  std::vector<uint32_t> out(count);
+  ASSERT_OK(cu().cuMemcpyDtoH(out.data(), device, count * 4));
+  EXPECT_EQ(out, expected);
+  EXPECT_OK(cu().cuStreamDestroy(stream));
+  EXPECT_OK(cu().cuMemFree(device));
+}
+
+// A copy is made by its caller only when it would run at once: one on the legacy stream still
+// waits for a busy blocking stream, and one on a blocking stream for a busy legacy stream.
+TEST_F(DriverTest, CopiesStillWaitForTheStreamsTheyAreOrderedAfter) {
+  CUstream blocking = nullptr;
+  ASSERT_OK(cu().cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
+  CUdeviceptr device = 0;
+  ASSERT_OK(cu().cuMemAlloc(&device, 8));
+  ASSERT_OK(cu().cuMemsetD32(device, 5, 2));
+  {
+    Gate gate;
+    ASSERT_OK(cu().cuLaunchHostFunc(blocking, &Gate::wait, &gate));
+    std::thread opener([&] {
+      std::this_thread::sleep_for(milliseconds(100));
+      gate.open();
+    });
+    const auto start = std::chrono::steady_clock::now();
+    const uint32_t value = 9;
+    ASSERT_OK(cu().cuMemcpyHtoD(device, &value, 4));  // the legacy stream
+    EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(90));
+    opener.join();
+  }
+  Gate gate;
+  ASSERT_OK(cu().cuLaunchHostFunc(nullptr, &Gate::wait, &gate));
+  const uint32_t value = 11;
+  ASSERT_OK(cu().cuMemcpyHtoDAsync(device + 4, &value, 4, blocking));
+  EXPECT_CU(CUDA_ERROR_NOT_READY, cu().cuStreamQuery(blocking));
+  gate.open();
+  ASSERT_OK(cu().cuStreamSynchronize(blocking));
+  uint32_t out[2] = {};
+  ASSERT_OK(cu().cuMemcpyDtoH(out, device, 8));
+  EXPECT_EQ(out[0], 9u);
+  EXPECT_EQ(out[1], 11u);
+  EXPECT_OK(cu().cuStreamDestroy(blocking));
+  EXPECT_OK(cu().cuMemFree(device));
+}
+
 // To pageable memory an asynchronous copy returns only once it has completed.
 TEST_F(DriverTest, AsyncCopyToPageableMemoryCompletesBeforeReturning) {
   Gate gate;
