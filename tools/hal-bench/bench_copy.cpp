@@ -44,16 +44,18 @@ std::string copy_note(const Context& ctx, const std::string& direction, bool pin
     // The CPU PTX driver's copies (src/ptx_cpu/copy.cpp), which hal's CUDA backend calls as it
     // would NVIDIA's: the figures are the driver's, explained so they are not read as hal's.
     std::string note =
-        "On the CPU PTX device every copy is work for the stream's worker thread, and the "
-        "synchronize waits for it to finish: a few microseconds per copy, which caps small "
-        "copies at about 1 GB/s. ";
+        "On the CPU PTX device a copy hal waits for (and one from pageable memory) runs on the "
+        "calling thread when its stream is idle, as here: one memmove into the destination. "
+        "Otherwise it is work for the stream's worker thread, which the synchronize waits for. ";
     if (direction == "htod" && !pinned) {
       note +=
-          "From pageable memory the driver first copies the source into a staging buffer (the "
-          "caller may reuse its memory once the call returns), then the worker copies it "
-          "again: about half of memcpy up to 16 MiB, and far less for copies so large that "
-          "each stages into newly mapped pages. A reused staging buffer, or copying in place "
-          "when the stream is idle, would fix it in the driver.";
+          "On a busy stream, a copy from pageable memory first copies the source into a "
+          "staging buffer (the caller may reuse its memory once the call returns), and the "
+          "worker copies it again: about half the bandwidth.";
+    } else if (pinned) {
+      note +=
+          "From or to hal_host_alloc memory the copy is asynchronous, so it goes to the "
+          "worker: a few microseconds per copy, which dominates the small sizes.";
     }
     return note;
   }
