@@ -2,6 +2,8 @@
 // one launch followed by a synchronize, each against the same kernel issued by the benchmark
 // itself through the raw API (Vulkan through its own volk copy, or CUDA through the driver
 // library hal's backend opened: libcuda, or libhal_ptx_cpu.so on the CPU PTX device).
+#include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,18 +18,19 @@ namespace {
 constexpr const char* kKernel = "saxpy";
 constexpr uint32_t kElements = 256;  // one workgroup: the kernel's work is negligible
 
-// The raw baseline behind one interface: |batched(n)| issues n dispatches and waits once.
+// The raw baselines behind one interface: |batched(n)| issues n dispatches and waits once.
 struct Raw {
   std::unique_ptr<RawVulkan> vulkan;
   std::unique_ptr<RawCuda> cuda;
   std::string name_batched;
   std::string name_single;
-  bool batched(uint32_t n) {
+  std::string name_new_buffers;  // Vulkan only: the engine-style baseline
+  bool batched(uint32_t n, RawVulkan::Binding binding = RawVulkan::Binding::kBindOnce) {
     struct Push {
       uint32_t n;
       float alpha;
     } push{kElements, 1.0f};
-    if (vulkan) return vulkan->run_batched(n, &push, 1);
+    if (vulkan) return vulkan->run_batched(binding, n, &push, 1);
     return cuda->run_batched(n, 1, kElements);
   }
 };
@@ -49,6 +52,10 @@ bool open_raw(Context& ctx, Raw* raw, std::string* why) {
         "raw Vulkan: one command buffer, N dispatches with a memory barrier between them, one "
         "submit, one fence wait";
     raw->name_single = "raw Vulkan: record one dispatch, submit, wait on a fence";
+    raw->name_new_buffers =
+        "raw Vulkan, engine style: N dispatches alternating between two pairs of buffers, each "
+        "allocating a descriptor set from a pool reset per run, writing and binding it; one "
+        "submit, one fence wait";
     return true;
   }
   if (ctx.is_cuda()) {
@@ -83,12 +90,12 @@ std::string overhead_note(const Context& ctx) {
   if (!ctx.is_vulkan()) return {};
   return "Per hal_launch the runtime does work the raw loop does not: handle lookups, argument "
          "validation (every pointer resolved in the allocation table), the stream lock, building "
-         "push constants, a descriptor-set reuse check, and a barrier per command computed from "
-         "the stages in use; and it ends a batch every 256 commands (StreamCore::"
-         "kMaxCommandsPerBatch) with a submit that waits on and signals the stream's timeline "
-         "semaphore, where the raw loop submits once. Fixes, in src/vulkan: a larger batch limit "
-         "(or one that grows while the host is not waiting), and a launch fast path that skips "
-         "rebuilding descriptor writes when the function and buffers repeat.";
+         "push constants, a descriptor-set reuse check (a launch with the same function and "
+         "buffers as the one before it in the batch binds nothing), and a barrier per command "
+         "computed from the stages in use; and it ends a batch every 256 commands "
+         "(StreamCore::kMaxCommandsPerBatch) with a submit that waits on and signals the "
+         "stream's timeline semaphore, where the raw loop submits once. launch_host_time shows "
+         "the host side alone.";
 }
 
 std::string latency_note(const Context& ctx) {
@@ -107,7 +114,10 @@ std::string latency_note(const Context& ctx) {
 }  // namespace
 
 void bench_launch(Context& ctx) {
-  if (!ctx.wants("launch_overhead") && !ctx.wants("launch_latency")) return;
+  if (!ctx.wants("launch_overhead") && !ctx.wants("launch_latency") &&
+      !ctx.wants("launch_host_time")) {
+    return;
+  }
   const uint32_t n = ctx.options.quick ? 64 : 1000;
   const uint32_t reps = ctx.reps(31, 3);
   Kernel kernel(ctx, kKernel);
@@ -129,35 +139,142 @@ void bench_launch(Context& ctx) {
   if (!have_raw) ctx.report->note("launch: no raw baseline: " + why);
 
   if (ctx.wants("launch_overhead")) {
-    std::vector<double> hal_us, raw_us;
-    if (have_raw) {
-      time_interleaved(
-          ctx.options.warmup, reps, [&] { hal_batch(n); },
-          [&] {
-            if (!raw.batched(n)) throw HalError("the raw baseline's batched run failed");
-          },
-          &hal_us, &raw_us);
-    } else {
-      hal_us = time_runs(ctx.options.warmup, reps, [&] { hal_batch(n); });
+    // One rotation holds every variant, so all see the same machine state. On Vulkan the
+    // per-dispatch-buffers pair runs too: hal launching with buffers that change every launch,
+    // against the engine-style baseline that writes a descriptor set per dispatch (and, for the
+    // note, raw push descriptors where the device has them).
+    DeviceBuffer x2(ctx, kElements * 4), y2(ctx, kElements * 4);
+    BENCH_CHECK(hal_memset_d32(ctx.stream, x2.ptr, 0, kElements));
+    BENCH_CHECK(hal_memset_d32(ctx.stream, y2.ptr, 0, kElements));
+    BENCH_CHECK(hal_stream_synchronize(ctx.stream));
+    const std::vector<void*> args2 = {&x2.ptr, &y2.ptr, &count, &alpha};
+    auto hal_alternating = [&](uint32_t launches) {
+      for (uint32_t i = 0; i < launches; ++i) {
+        kernel.launch(ctx.stream, 1, 1, 1, i % 2 == 0 ? args : args2);
+      }
+      BENCH_CHECK(hal_stream_synchronize(ctx.stream));
+    };
+    auto raw_run = [&](RawVulkan::Binding binding) {
+      return [&raw, n, binding] {
+        if (!raw.batched(n, binding)) throw HalError("a raw baseline's batched run failed");
+      };
+    };
+    std::vector<std::function<void()>> runs = {[&] { hal_batch(n); }};
+    if (have_raw) runs.push_back(raw_run(RawVulkan::Binding::kBindOnce));
+    const bool new_buffers = have_raw && raw.vulkan;
+    const bool raw_push = new_buffers && raw.vulkan->has_push_descriptors();
+    if (new_buffers) {
+      runs.push_back([&] { hal_alternating(n); });
+      runs.push_back(raw_run(RawVulkan::Binding::kSetPerDispatch));
+      if (raw_push) runs.push_back(raw_run(RawVulkan::Binding::kPushPerDispatch));
     }
+    std::vector<std::vector<double>> us;
+    time_rotated(ctx.options.warmup, reps, runs, &us);
+    auto per_dispatch = [&](size_t run) {
+      return Stats::of(us[run]).map([&](double t) { return t / n; });
+    };
+
     Figure f;
     f.family = "launch";
     f.name = "launch_overhead";
     f.what =
-        "microseconds per dispatch: N launches of a one-workgroup kernel on one stream, then "
-        "one synchronize, divided by N";
+        "microseconds per dispatch: N launches of a one-workgroup kernel on one stream, the same "
+        "buffers each time, then one synchronize, divided by N";
     f.unit = "us";
     f.params = {{"kernel", kKernel}, {"dispatches", std::to_string(n)}};
-    f.value = Stats::of(hal_us).map([&](double t) { return t / n; });
+    f.value = per_dispatch(0);
     f.has_baseline = have_raw;
     f.baseline_missing = why;
     if (have_raw) {
       f.baseline_name = raw.name_batched;
-      f.baseline = Stats::of(raw_us).map([&](double t) { return t / n; });
+      f.baseline = per_dispatch(1);
     }
     f.target = {true, true, 1.05, "on lavapipe, at most 1.05x raw Vulkan"};
     if (!ctx.is_vulkan() || !ctx.info.is_cpu) f.target.present = false;
     f.note = overhead_note(ctx);
+    ctx.report->add(std::move(f));
+
+    if (new_buffers) {
+      Figure g;
+      g.family = "launch";
+      g.name = "launch_overhead_new_buffers";
+      g.what =
+          "microseconds per dispatch: N launches of a one-workgroup kernel on one stream, "
+          "alternating between two pairs of buffers, then one synchronize, divided by N";
+      g.unit = "us";
+      g.params = {{"kernel", kKernel}, {"dispatches", std::to_string(n)}};
+      g.value = per_dispatch(2);
+      g.has_baseline = true;
+      g.baseline_name = raw.name_new_buffers;
+      g.baseline = per_dispatch(3);
+      g.target = {true, true, 1.0, "at most the engine-style raw Vulkan"};
+      if (raw_push) {
+        char median[32];
+        std::snprintf(median, sizeof median, "%.3g", per_dispatch(4).median);
+        g.note = std::string(
+                     "The same dispatches with the buffers pushed "
+                     "(VK_KHR_push_descriptor) in raw Vulkan: ") +
+                 median + " us per dispatch (median).";
+      }
+      ctx.report->add(std::move(g));
+    }
+  }
+
+  if (ctx.wants("launch_host_time")) {
+    // Only the calls are timed: the synchronize after each sample is not. 1000 calls stay within
+    // what a Vulkan stream keeps in flight (StreamCore::kMaxBatchesInFlight batches of
+    // kMaxCommandsPerBatch), so no call waits for the device. On CUDA the baseline times the
+    // same number of cuLaunchKernel calls; elsewhere the driver's own launch is not callable
+    // from outside hal.
+    const uint32_t calls = 1000;
+    auto hal_sample = [&] {
+      const double t0 = now_us();
+      for (uint32_t i = 0; i < calls; ++i) kernel.launch(ctx.stream, 1, 1, 1, args);
+      const double t = now_us() - t0;
+      BENCH_CHECK(hal_stream_synchronize(ctx.stream));
+      return t;
+    };
+    const bool cuda_baseline = have_raw && raw.cuda;
+    auto raw_sample = [&] {
+      double t = 0;
+      if (!raw.cuda->run_batched(calls, 1, kElements, &t)) {
+        throw HalError("the raw baseline's launches failed");
+      }
+      return t;
+    };
+    for (uint32_t i = 0; i < ctx.options.warmup; ++i) {
+      hal_sample();
+      if (cuda_baseline) raw_sample();
+    }
+    std::vector<double> hal_us, raw_us;
+    for (uint32_t i = 0; i < reps; ++i) {
+      hal_us.push_back(hal_sample());
+      if (cuda_baseline) raw_us.push_back(raw_sample());
+    }
+    Figure f;
+    f.family = "launch";
+    f.name = "launch_host_time";
+    f.what =
+        "microseconds until hal_launch returns, per call: 1000 launches of a one-workgroup "
+        "kernel on one stream (the synchronize after them is not timed)";
+    f.unit = "us";
+    f.params = {{"kernel", kKernel}, {"calls", std::to_string(calls)}};
+    f.value = Stats::of(hal_us).map([&](double t) { return t / calls; });
+    f.has_baseline = cuda_baseline;
+    if (cuda_baseline) {
+      f.baseline_name = "raw CUDA (" + raw.cuda->library_name() +
+                        "): the same number of cuLaunchKernel calls, timed the same way";
+      f.baseline = Stats::of(raw_us).map([&](double t) { return t / calls; });
+    } else {
+      f.baseline_missing =
+          have_raw ? "the driver's own launch call is not reachable from outside hal" : why;
+    }
+    if (ctx.ir == HAL_IR_BUILTIN) {
+      f.note =
+          "A device running built-in kernels on the host (the driver skeleton) runs the kernel "
+          "inside the call: its threads are part of this time. docs/PERFORMANCE.md splits the "
+          "time between hal and the driver.";
+    }
     ctx.report->add(std::move(f));
   }
 

@@ -24,6 +24,17 @@ bool Kernel::supported(const Context& ctx, const std::string& name) {
 }
 
 Kernel::Kernel(const Context& ctx, const std::string& name) {
+  if (ctx.ir == HAL_IR_BUILTIN) {
+    // The device's own kernel of that name ("HALK" and the name), described by the pack's
+    // SPIR-V build of it (the same parameters and block size).
+    const hal_kernel_blob* described = hal_kernels_find(name.c_str(), HAL_IR_SPIRV);
+    if (described == nullptr) throw HalError("kernel " + name + " is not in the pack");
+    info = described->kernel;
+    const std::string blob = "HALK" + name;
+    BENCH_CHECK(hal_module_load(ctx.device, blob.data(), blob.size(), nullptr, &module));
+    BENCH_CHECK(hal_module_get_function(module, name.c_str(), &function));
+    return;
+  }
   const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), ctx.ir);
   if (blob == nullptr) throw HalError("kernel " + name + " is not in the pack for this IR");
   info = blob->kernel;

@@ -152,7 +152,11 @@ int main(int argc, char** argv) {
     }
     ctx.info.struct_size = sizeof ctx.info;
     BENCH_CHECK(hal_device_get_info(ctx.device, &ctx.info));
-    ctx.ir = (ctx.info.ir_mask & HAL_IR_SPIRV) ? HAL_IR_SPIRV : HAL_IR_PTX;
+    // A device that takes neither SPIR-V nor PTX runs built-in kernels by name (the driver
+    // skeleton does): the launch figures then measure hal over a driver doing almost nothing.
+    ctx.ir = (ctx.info.ir_mask & HAL_IR_SPIRV) ? HAL_IR_SPIRV
+             : (ctx.info.ir_mask & HAL_IR_PTX) ? HAL_IR_PTX
+                                               : HAL_IR_BUILTIN;
     BENCH_CHECK(hal_stream_create(ctx.device, &ctx.stream));
     report.set_device({ctx.info, options.selector});
     std::printf("hal-bench on %s (%s)%s\n", ctx.info.name, options.selector.c_str(),

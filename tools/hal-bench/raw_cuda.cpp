@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <vector>
 
@@ -213,15 +214,20 @@ bool RawCuda::prepare_saxpy(const void* ptx, size_t /*size*/, const char* entry,
   return true;
 }
 
-bool RawCuda::run_batched(uint32_t n, uint32_t gx, uint32_t elements) {
+bool RawCuda::run_batched(uint32_t n, uint32_t gx, uint32_t elements, double* launch_us) {
   State& s = *s_;
   s.cuCtxSetCurrent(s.context);
   float alpha = 1.0f;
   void* args[] = {&s.x, &s.y, &elements, &alpha};
+  const auto t0 = std::chrono::steady_clock::now();
   for (uint32_t i = 0; i < n; ++i) {
     if (s.cuLaunchKernel(s.function, gx, 1, 1, 256, 1, 1, 0, s.stream, args, nullptr) != 0) {
       return false;
     }
+  }
+  if (launch_us != nullptr) {
+    *launch_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   }
   return s.cuStreamSynchronize(s.stream) == 0;
 }

@@ -29,8 +29,9 @@ class RawCuda {
   // buffers of |buffer_bytes|.
   bool prepare_saxpy(const void* ptx, size_t size, const char* entry, uint64_t buffer_bytes,
                      std::string* why);
-  // |n| launches of |gx| blocks of 256 threads, then one stream synchronize.
-  bool run_batched(uint32_t n, uint32_t gx, uint32_t elements);
+  // |n| launches of |gx| blocks of 256 threads, then one stream synchronize. With |launch_us|,
+  // the microseconds the n cuLaunchKernel calls took to return (the synchronize not included).
+  bool run_batched(uint32_t n, uint32_t gx, uint32_t elements, double* launch_us = nullptr);
 
   // Loads libcublas and allocates an M×K, K×N and M×N problem, A and B all ones as hal-bench
   // gives the pack's kernels: fp32 (cublasSgemm), or with |f16| fp16 storage with fp32

@@ -22,9 +22,35 @@ struct RawVulkan::State {
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
   VkDescriptorSet set = VK_NULL_HANDLE;
+  // Engine style: a pool of |per_dispatch_capacity| sets, reset before each run.
+  VkDescriptorPool per_dispatch_pool = VK_NULL_HANDLE;
+  uint32_t per_dispatch_capacity = 0;
+  // Push descriptors (when the device has VK_KHR_push_descriptor): their own layouts and pipeline.
+  bool has_push_descriptors = false;
+  VkDescriptorSetLayout push_set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout push_layout = VK_NULL_HANDLE;
+  VkPipeline push_pipeline = VK_NULL_HANDLE;
+  // Two groups of |buffer_count| buffers: bind-once uses the first; the per-dispatch styles
+  // alternate, as an engine's consecutive kernels see different tensors.
+  uint32_t buffer_count = 0;
+  std::vector<VkDescriptorBufferInfo> infos;
   std::vector<VkBuffer> buffers;
   std::vector<VkDeviceMemory> memories;
   uint32_t push_bytes = 0;
+
+  // Descriptor writes binding buffer group |group| to |set|.
+  std::vector<VkWriteDescriptorSet> buffer_writes(uint32_t group, VkDescriptorSet set) const {
+    std::vector<VkWriteDescriptorSet> writes(buffer_count);
+    for (uint32_t i = 0; i < buffer_count; ++i) {
+      writes[i] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = set;
+      writes[i].dstBinding = i;
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[group * buffer_count + i];
+    }
+    return writes;
+  }
 };
 
 namespace {
@@ -99,6 +125,19 @@ std::unique_ptr<RawVulkan> RawVulkan::open(const uint8_t uuid[16], const std::st
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
+  vkEnumerateDeviceExtensionProperties(s.physical, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> extensions(count);
+  vkEnumerateDeviceExtensionProperties(s.physical, nullptr, &count, extensions.data());
+  for (const VkExtensionProperties& e : extensions) {
+    if (std::strcmp(e.extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == 0) {
+      s.has_push_descriptors = true;
+    }
+  }
+  const char* push_extension = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+  if (s.has_push_descriptors) {
+    dci.enabledExtensionCount = 1;
+    dci.ppEnabledExtensionNames = &push_extension;
+  }
   r = vkCreateDevice(s.physical, &dci, nullptr, &s.device);
   if (r != VK_SUCCESS) {
     *why = vk_error("vkCreateDevice", r);
@@ -140,9 +179,13 @@ RawVulkan::~RawVulkan() {
     for (VkBuffer b : s.buffers) vkDestroyBuffer(s.device, b, nullptr);
     for (VkDeviceMemory m : s.memories) vkFreeMemory(s.device, m, nullptr);
     if (s.descriptor_pool) vkDestroyDescriptorPool(s.device, s.descriptor_pool, nullptr);
+    if (s.per_dispatch_pool) vkDestroyDescriptorPool(s.device, s.per_dispatch_pool, nullptr);
     if (s.pipeline) vkDestroyPipeline(s.device, s.pipeline, nullptr);
+    if (s.push_pipeline) vkDestroyPipeline(s.device, s.push_pipeline, nullptr);
     if (s.layout) vkDestroyPipelineLayout(s.device, s.layout, nullptr);
+    if (s.push_layout) vkDestroyPipelineLayout(s.device, s.push_layout, nullptr);
     if (s.set_layout) vkDestroyDescriptorSetLayout(s.device, s.set_layout, nullptr);
+    if (s.push_set_layout) vkDestroyDescriptorSetLayout(s.device, s.push_set_layout, nullptr);
     if (s.shader) vkDestroyShaderModule(s.device, s.shader, nullptr);
     if (s.fence) vkDestroyFence(s.device, s.fence, nullptr);
     if (s.pool) vkDestroyCommandPool(s.device, s.pool, nullptr);
@@ -151,10 +194,44 @@ RawVulkan::~RawVulkan() {
   if (s.instance != VK_NULL_HANDLE) vkDestroyInstance(s.instance, nullptr);
 }
 
+namespace {
+
+// A pipeline for |shader| over |set_layout| plus |push_bytes| of push constants.
+bool make_pipeline(VkDevice device, VkShaderModule shader, const char* entry,
+                   VkDescriptorSetLayout set_layout, uint32_t push_bytes, VkPipelineLayout* layout,
+                   VkPipeline* pipeline, std::string* why) {
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &set_layout;
+  pli.pushConstantRangeCount = push_bytes > 0 ? 1 : 0;
+  pli.pPushConstantRanges = &range;
+  VkResult r = vkCreatePipelineLayout(device, &pli, nullptr, layout);
+  if (r != VK_SUCCESS) {
+    *why = vk_error("vkCreatePipelineLayout", r);
+    return false;
+  }
+  VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  cpi.stage.module = shader;
+  cpi.stage.pName = entry;
+  cpi.layout = *layout;
+  r = vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &cpi, nullptr, pipeline);
+  if (r != VK_SUCCESS) {
+    *why = vk_error("vkCreateComputePipelines", r);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool RawVulkan::prepare(const void* spirv, size_t size, const char* entry, uint32_t buffers,
                         uint64_t buffer_bytes, uint32_t push_bytes, std::string* why) {
   State& s = *s_;
   s.push_bytes = push_bytes;
+  s.buffer_count = buffers;
   // The module: vkCreateShaderModule wants 4-byte aligned words.
   std::vector<uint32_t> words((size + 3) / 4);
   std::memcpy(words.data(), spirv, size);
@@ -180,34 +257,27 @@ bool RawVulkan::prepare(const void* spirv, size_t size, const char* entry, uint3
     *why = vk_error("vkCreateDescriptorSetLayout", r);
     return false;
   }
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
-  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  pli.setLayoutCount = 1;
-  pli.pSetLayouts = &s.set_layout;
-  pli.pushConstantRangeCount = push_bytes > 0 ? 1 : 0;
-  pli.pPushConstantRanges = &range;
-  r = vkCreatePipelineLayout(s.device, &pli, nullptr, &s.layout);
-  if (r != VK_SUCCESS) {
-    *why = vk_error("vkCreatePipelineLayout", r);
+  if (!make_pipeline(s.device, s.shader, entry, s.set_layout, push_bytes, &s.layout, &s.pipeline,
+                     why)) {
     return false;
   }
-  VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-  cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  cpi.stage.module = s.shader;
-  cpi.stage.pName = entry;
-  cpi.layout = s.layout;
-  r = vkCreateComputePipelines(s.device, VK_NULL_HANDLE, 1, &cpi, nullptr, &s.pipeline);
-  if (r != VK_SUCCESS) {
-    *why = vk_error("vkCreateComputePipelines", r);
-    return false;
+  if (s.has_push_descriptors) {
+    dli.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+    r = vkCreateDescriptorSetLayout(s.device, &dli, nullptr, &s.push_set_layout);
+    if (r != VK_SUCCESS) {
+      *why = vk_error("vkCreateDescriptorSetLayout (push descriptors)", r);
+      return false;
+    }
+    if (!make_pipeline(s.device, s.shader, entry, s.push_set_layout, push_bytes, &s.push_layout,
+                       &s.push_pipeline, why)) {
+      return false;
+    }
   }
 
   // Buffers in device-local memory (any type the buffer accepts, device-local preferred).
   VkPhysicalDeviceMemoryProperties mem{};
   vkGetPhysicalDeviceMemoryProperties(s.physical, &mem);
-  std::vector<VkDescriptorBufferInfo> infos;
-  for (uint32_t i = 0; i < buffers; ++i) {
+  for (uint32_t i = 0; i < 2 * buffers; ++i) {
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bci.size = buffer_bytes;
     bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
@@ -238,7 +308,7 @@ bool RawVulkan::prepare(const void* spirv, size_t size, const char* entry, uint3
     }
     s.memories.push_back(memory);
     vkBindBufferMemory(s.device, buffer, memory, 0);
-    infos.push_back(VkDescriptorBufferInfo{buffer, 0, VK_WHOLE_SIZE});
+    s.infos.push_back(VkDescriptorBufferInfo{buffer, 0, VK_WHOLE_SIZE});
   }
 
   VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, buffers};
@@ -260,28 +330,47 @@ bool RawVulkan::prepare(const void* spirv, size_t size, const char* entry, uint3
     *why = vk_error("vkAllocateDescriptorSets", r);
     return false;
   }
-  std::vector<VkWriteDescriptorSet> writes(buffers);
-  for (uint32_t i = 0; i < buffers; ++i) {
-    writes[i] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = s.set;
-    writes[i].dstBinding = i;
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
-  }
+  std::vector<VkWriteDescriptorSet> writes = s.buffer_writes(0, s.set);
   vkUpdateDescriptorSets(s.device, buffers, writes.data(), 0, nullptr);
   return true;
 }
 
-bool RawVulkan::run_batched(uint32_t n, const void* push, uint32_t gx) {
+bool RawVulkan::has_push_descriptors() const {
+  return s_->has_push_descriptors;
+}
+
+bool RawVulkan::run_batched(Binding binding, uint32_t n, const void* push, uint32_t gx) {
   State& s = *s_;
+  if (binding == Binding::kPushPerDispatch && !s.has_push_descriptors) return false;
+  if (binding == Binding::kSetPerDispatch) {
+    // Sized once for the largest run; reset (not freed set by set) before each run, as engines
+    // recycle a pool per submission.
+    if (s.per_dispatch_capacity < n) {
+      if (s.per_dispatch_pool) vkDestroyDescriptorPool(s.device, s.per_dispatch_pool, nullptr);
+      s.per_dispatch_pool = VK_NULL_HANDLE;
+      VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, n * s.buffer_count};
+      VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      dpi.maxSets = n;
+      dpi.poolSizeCount = 1;
+      dpi.pPoolSizes = &pool_size;
+      if (vkCreateDescriptorPool(s.device, &dpi, nullptr, &s.per_dispatch_pool) != VK_SUCCESS) {
+        return false;
+      }
+      s.per_dispatch_capacity = n;
+    }
+    vkResetDescriptorPool(s.device, s.per_dispatch_pool, 0);
+  }
+  const bool pushed = binding == Binding::kPushPerDispatch;
+  const VkPipelineLayout layout = pushed ? s.push_layout : s.layout;
   vkResetCommandPool(s.device, s.pool, 0);
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vkBeginCommandBuffer(s.cmd, &begin);
-  vkCmdBindPipeline(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s.pipeline);
-  vkCmdBindDescriptorSets(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s.layout, 0, 1, &s.set, 0,
-                          nullptr);
+  vkCmdBindPipeline(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pushed ? s.push_pipeline : s.pipeline);
+  if (binding == Binding::kBindOnce) {
+    vkCmdBindDescriptorSets(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s.layout, 0, 1, &s.set, 0,
+                            nullptr);
+  }
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -291,8 +380,24 @@ bool RawVulkan::run_batched(uint32_t n, const void* push, uint32_t gx) {
                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0,
                            nullptr);
     }
+    if (binding == Binding::kSetPerDispatch) {
+      VkDescriptorSet set = VK_NULL_HANDLE;
+      VkDescriptorSetAllocateInfo dsa{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+      dsa.descriptorPool = s.per_dispatch_pool;
+      dsa.descriptorSetCount = 1;
+      dsa.pSetLayouts = &s.set_layout;
+      if (vkAllocateDescriptorSets(s.device, &dsa, &set) != VK_SUCCESS) return false;
+      const std::vector<VkWriteDescriptorSet> writes = s.buffer_writes(i % 2, set);
+      vkUpdateDescriptorSets(s.device, s.buffer_count, writes.data(), 0, nullptr);
+      vkCmdBindDescriptorSets(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s.layout, 0, 1, &set, 0,
+                              nullptr);
+    } else if (pushed) {
+      const std::vector<VkWriteDescriptorSet> writes = s.buffer_writes(i % 2, VK_NULL_HANDLE);
+      vkCmdPushDescriptorSetKHR(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s.push_layout, 0,
+                                s.buffer_count, writes.data());
+    }
     if (s.push_bytes > 0) {
-      vkCmdPushConstants(s.cmd, s.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, s.push_bytes, push);
+      vkCmdPushConstants(s.cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, s.push_bytes, push);
     }
     vkCmdDispatch(s.cmd, gx, 1, 1);
   }

@@ -1,10 +1,8 @@
-// RawVulkan: the launch-overhead baseline on Vulkan devices. The benchmark's own instance and
+// RawVulkan: the launch-overhead baselines on Vulkan devices. The benchmark's own instance and
 // device, opened through its own copy of volk (libhal's is hidden inside the library), running
-// one compute shader in the cheapest way the API allows:
-//  - batched: one command buffer holding N dispatches with a global memory barrier between
-//    consecutive ones (the ordering an in-order stream needs), one submit, one fence wait;
-//  - single: one dispatch recorded, submitted and waited for.
-// Storage buffers are bound once through one descriptor set; push constants carry the values.
+// one compute shader: one command buffer holding N dispatches with a global memory barrier
+// between consecutive ones (the ordering an in-order stream needs), one submit, one fence wait.
+// Push constants carry the values; the storage buffers are bound in one of three ways (Binding).
 #pragma once
 
 #include <cstddef>
@@ -16,6 +14,17 @@ namespace bench {
 
 class RawVulkan {
  public:
+  enum class Binding {
+    // One descriptor set, written once and bound once per command buffer: the cheapest way,
+    // possible only while every dispatch sees the same buffers.
+    kBindOnce,
+    // Engine style: per dispatch a descriptor set is allocated from a pool (reset per run),
+    // written and bound; consecutive dispatches alternate between two groups of buffers.
+    kSetPerDispatch,
+    // Per dispatch the buffers are pushed (VK_KHR_push_descriptor), alternating as above.
+    kPushPerDispatch,
+  };
+
   // Opens the physical device whose deviceUUID is |uuid| (else the one named |name|). Returns
   // nullptr with |why| set when Vulkan or the device is unavailable.
   static std::unique_ptr<RawVulkan> open(const uint8_t uuid[16], const std::string& name,
@@ -24,14 +33,16 @@ class RawVulkan {
   RawVulkan(const RawVulkan&) = delete;
   RawVulkan& operator=(const RawVulkan&) = delete;
 
-  // Builds the pipeline for |spirv| (entry point |entry|) with |buffers| storage buffers of
-  // |buffer_bytes| each at set 0, bindings 0.., and |push_bytes| of push constants.
+  // Builds the pipeline for |spirv| (entry point |entry|) with |buffers| storage buffers at set 0,
+  // bindings 0.., and |push_bytes| of push constants; creates two groups of |buffers| buffers of
+  // |buffer_bytes| each.
   bool prepare(const void* spirv, size_t size, const char* entry, uint32_t buffers,
                uint64_t buffer_bytes, uint32_t push_bytes, std::string* why);
-  // Records |n| dispatches of |gx| workgroups separated by barriers, submits once, waits.
-  bool run_batched(uint32_t n, const void* push, uint32_t gx);
-  // Records one dispatch, submits, waits.
-  bool run_single(const void* push, uint32_t gx) { return run_batched(1, push, gx); }
+  // Records |n| dispatches of |gx| workgroups separated by barriers, binding buffers as
+  // |binding| says, submits once, waits. False on a Vulkan error, or for kPushPerDispatch on a
+  // device without push descriptors.
+  bool run_batched(Binding binding, uint32_t n, const void* push, uint32_t gx);
+  bool has_push_descriptors() const;
 
  private:
   RawVulkan() = default;

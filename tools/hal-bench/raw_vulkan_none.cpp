@@ -17,7 +17,11 @@ bool RawVulkan::prepare(const void*, size_t, const char*, uint32_t, uint64_t, ui
   return false;
 }
 
-bool RawVulkan::run_batched(uint32_t, const void*, uint32_t) {
+bool RawVulkan::run_batched(Binding, uint32_t, const void*, uint32_t) {
+  return false;
+}
+
+bool RawVulkan::has_push_descriptors() const {
   return false;
 }
 
