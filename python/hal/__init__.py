@@ -108,6 +108,17 @@ def _dtype(dtype):
     return dt
 
 
+# DLPack's type codes (DLDataTypeCode) for the NumPy kinds it describes.
+_DLPACK_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
+
+
+def _dlpack_code(dt):
+    code = _DLPACK_CODES.get(dt.kind)
+    if code is None or not dt.isnative or dt.itemsize > (16 if dt.kind == "c" else 8):
+        raise BufferError(f"DLPack has no type for {dt}: use numpy() or host_view() instead")
+    return code
+
+
 def _host_bytes(a):
     """A contiguous NumPy array's memory as a flat uint8 view (any dtype, bfloat16 included)."""
     return a.reshape(-1).view(np.uint8)
@@ -205,28 +216,39 @@ class Array(_hal.ArrayBase):
             return None
         return raw.view(self._dtype).reshape(self._shape)
 
-    # NumPy and DLPack: a view of the memory where the device's memory has a host address (after
-    # waiting for the device's work), else a host copy; copy=False where no view exists raises.
-    def _exported(self, copy, error):
+    # NumPy and DLPack: `view()` (the memory itself) where the device's memory has a host address
+    # (after waiting for the device's work), else a host copy; copy=False where no view exists
+    # raises.
+    def _exported(self, copy, error, view):
         if copy is not True:
-            view = self.host_view()
-            if view is not None:
+            out = view()
+            if out is not None:
                 self._device.synchronize()
-                return view
+                return out
         if copy is False:
             raise error(f"{self._device.selector}'s memory has no host address: only a copy "
                         f"can be exported (copy=None or True)")
         return self.numpy()
 
+    def _host_tensor_view(self):
+        # Not host_view().__dlpack__(): NumPy's exporter keeps its reference when the view is
+        # destroyed at interpreter exit, so a view the program still held then would keep the
+        # memory past the end and be reported as leaked (see _host_tensor).
+        code = _dlpack_code(self._dtype)
+        try:
+            return self._host_tensor(self._shape, code, self._dtype.itemsize * 8)
+        except NotSupportedError:
+            return None
+
     def __array__(self, dtype=None, copy=None):
-        out = self._exported(copy, ValueError)
+        out = self._exported(copy, ValueError, self.host_view)
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU: the view or the copy lives in host memory
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        host = self._exported(copy, BufferError)
+        host = self._exported(copy, BufferError, self._host_tensor_view)
         if max_version is None:
             return host.__dlpack__()
         return host.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)

@@ -129,6 +129,15 @@ struct HostSpan {
   Py_buffer view{};
 };
 
+// The host address of an array's bytes where the device's memory has one (hal_mem_host_pointer);
+// raises hal.NotSupportedError elsewhere.
+void* host_address(const ArrayBase& a) {
+  const auto& buffer = a.checked_buffer();
+  void* host = nullptr;
+  check(hal_mem_host_pointer(buffer->device, a.nbytes != 0 ? a.address() : buffer->base, &host));
+  return host;
+}
+
 void check_span(const char* what, size_t host_bytes, size_t nbytes) {
   if (host_bytes != nbytes) {
     throw nb::value_error((std::string(what) + ": the host buffer has " +
@@ -206,17 +215,30 @@ NB_MODULE(_hal, m) {
       .def_ro("_offset", &ArrayBase::offset)
       .def_ro("nbytes", &ArrayBase::nbytes)
       .def_prop_ro("address", [](const ArrayBase& a) { return a.checked_buffer(), a.address(); })
-      .def("_host_bytes", [](nb::handle self) {
-        // The array's bytes in place, where the device's memory has a host address
-        // (hal_mem_host_pointer); the NumPy array keeps the hal.Array, and so the memory, alive.
-        const ArrayBase& a = nb::cast<const ArrayBase&>(self);
-        const auto& buffer = a.checked_buffer();
-        void* host = nullptr;
-        check(hal_mem_host_pointer(buffer->device, a.nbytes != 0 ? a.address() : buffer->base,
-                                   &host));
-        const size_t shape[1] = {a.nbytes};
-        return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(host, 1, shape, self);
-      });
+      .def("_host_bytes",
+           [](nb::handle self) {
+             // The array's bytes in place, where the device's memory has a host address; the
+             // NumPy array keeps the hal.Array, and so the memory, alive.
+             const ArrayBase& a = nb::cast<const ArrayBase&>(self);
+             const size_t shape[1] = {a.nbytes};
+             return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(host_address(a), 1, shape, self);
+           })
+      .def("_host_tensor",
+           [](nb::handle self, const std::vector<size_t>& shape, uint8_t code, uint8_t bits) {
+             // The array's memory in place as a DLPack producer (shape, DLPack type code and
+             // bits), for hal.Array.__dlpack__. Its capsules hold the hal.Array through nanobind's
+             // deleter, which releases it even while the interpreter destroys the program's
+             // objects at exit: a view still alive then is the program's, and its memory must be
+             // freed before the leak checks run. (NumPy's exporter keeps its reference once
+             // finalization has begun, which made such a view look like a leak.)
+             const ArrayBase& a = nb::cast<const ArrayBase&>(self);
+             size_t bytes = bits / 8;
+             for (size_t n : shape) bytes *= n;
+             if (bytes != a.nbytes)
+               throw nb::value_error("the shape and type do not match the array");
+             return nb::ndarray<nb::array_api>(host_address(a), shape.size(), shape.data(), self,
+                                               nullptr, nb::dlpack::dtype{code, bits, 1});
+           });
 
   nb::class_<Stream>(m, "Stream")
       .def(nb::new_([](uintptr_t device) { return std::make_shared<Stream>(to_device(device)); }),

@@ -106,6 +106,21 @@ def test_dlpack_and_array_protocol_exchange_with_numpy(dev):
     np.testing.assert_array_equal(b.numpy(), host.astype(np.float16))
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
+def test_dlpack_export_keeps_the_dtype_and_the_rows(dev, dtype):
+    host = (np.arange(24) % 5).astype(dtype).reshape(6, 4)
+    a = dev.asarray(host)
+    for exported, expected in ((np.from_dlpack(a), host), (np.from_dlpack(a[2:5]), host[2:5])):
+        assert exported.dtype == host.dtype
+        np.testing.assert_array_equal(exported, expected)
+
+
+def test_dlpack_has_no_bfloat16(dev):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    with pytest.raises(BufferError, match="DLPack has no type for bfloat16"):
+        np.from_dlpack(dev.asarray(np.ones(4, ml_dtypes.bfloat16)))
+
+
 def test_host_view_is_the_memory_itself_where_the_device_allows(vk, kernels):
     """lavapipe's device memory is host-visible: NumPy sees a kernel's writes without a copy."""
     from conftest import Pack
