@@ -62,7 +62,7 @@ extern "C" {
 
 /* The version of the table and structs below. A core loads a driver whose table has this
  * version or an older one; it refuses a newer one. */
-#define HAL_DRIVER_INTERFACE_VERSION 2u
+#define HAL_DRIVER_INTERFACE_VERSION 3u
 
 /* The name of the one symbol a driver module exports, of type hal_driver_query_fn. */
 #define HAL_DRIVER_QUERY_SYMBOL "hal_driver_query"
@@ -146,6 +146,12 @@ typedef struct hal_driver_function_info {
    * take. The rest of the module loads; hal_module_get_function of this entry returns
    * HAL_ERROR_NOT_SUPPORTED with this text. The core reads it from version-2 drivers only. */
   const char* unavailable;
+  /* Interface 3. NULL, or param_count entries owned by the module: for pointer parameter i, the
+   * bytes the kernel reads from its argument on (a uniform block's size), which the core checks
+   * lie inside the argument's allocation before launch; 0 where that is not known (a buffer
+   * ending in a runtime array, a raw address) and for value parameters. The core reads it from
+   * version-3 drivers only. */
+  const uint64_t* param_min_bytes;
 } hal_driver_function_info;
 
 /* A launch after the core checked it: block resolved (never 0 in any dimension), and for every

@@ -130,8 +130,10 @@ hal_status check_args(const DeviceObject& dev, const FunctionDesc& fn, void* con
     // A null pointer reaches kernels that take raw addresses (docs/ABI.md); it has no
     // allocation, so params->pointers[i] stays empty.
     if (ptr == 0 && fn.params[i].nullable) continue;
-    // The parameter's name is formatted only on failure: this loop runs on every launch.
-    if (hal_status s = resolve_range(dev, ptr, 0, "the value", &pointers[i]); s != HAL_SUCCESS) {
+    // The parameter's name is formatted only on failure: this loop runs on every launch. Where
+    // the kernel's reach is known (a uniform block), all of it must lie in the allocation.
+    if (hal_status s = resolve_range(dev, ptr, fn.params[i].min_bytes, "the value", &pointers[i]);
+        s != HAL_SUCCESS) {
       const std::string hint = pointer_hint(ptr);
       return failf(s, "'{}' parameter {} (a pointer): {}{}", fn.name, i, pending_error(),
                    hint.empty() ? "" : ". " + hint);

@@ -112,6 +112,15 @@ hal_status read_function(const DeviceObject& dev, const hal_driver_function_info
     out->unavailable = fn->unavailable;
     if (out->unavailable.empty()) return bug("an empty reason why it is unavailable");
   }
+  if (dev.driver->table.interface_version >= 3 && fn->param_min_bytes != nullptr) {
+    for (size_t p = 0; p < out->params.size(); ++p) {
+      const uint64_t bytes = fn->param_min_bytes[p];
+      if (bytes != 0 && out->params[p].kind != HAL_PARAM_POINTER) {
+        return bug(fmt::format("value parameter {} has {} minimum bytes", p, bytes));
+      }
+      out->params[p].min_bytes = bytes;
+    }
+  }
   return HAL_SUCCESS;
 }
 

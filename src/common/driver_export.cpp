@@ -52,6 +52,7 @@ void quiet_entry(Body&& body) noexcept {
 struct ExportedModule {
   std::unique_ptr<Module> module;
   std::vector<std::vector<hal_driver_param>> params;
+  std::vector<std::vector<uint64_t>> min_bytes;  // per function: param_min_bytes
   std::vector<hal_driver_function_info> infos;
 };
 
@@ -202,12 +203,16 @@ hal_status module_load(hal_driver_device d, hal_ir ir, const void* blob, size_t 
     if (loaded != HAL_SUCCESS) return loaded;
     const auto& functions = exported->module->functions;
     exported->params.resize(functions.size());
+    exported->min_bytes.resize(functions.size());
     exported->infos.resize(functions.size());
     for (size_t i = 0; i < functions.size(); ++i) {
       const FunctionDesc& desc = functions[i]->desc;
+      bool reach_known = false;
       for (const ParamInfo& p : desc.params) {
         exported->params[i].push_back(
             hal_driver_param{p.kind, p.size, p.alignment, p.nullable ? 1u : 0u, p.type});
+        exported->min_bytes[i].push_back(p.min_bytes);
+        reach_known = reach_known || p.min_bytes != 0;
       }
       hal_driver_function_info& info = exported->infos[i];
       info.name = desc.name.c_str();
@@ -220,6 +225,7 @@ hal_status module_load(hal_driver_device d, hal_ir ir, const void* blob, size_t 
       info.dynamic_shared = desc.dynamic_shared ? 1 : 0;
       info.shared_bytes_required = desc.shared_bytes_required ? 1 : 0;
       info.unavailable = desc.unavailable.empty() ? nullptr : desc.unavailable.c_str();
+      info.param_min_bytes = reach_known ? exported->min_bytes[i].data() : nullptr;
     }
     *function_count = static_cast<uint32_t>(functions.size());
     *out = reinterpret_cast<hal_driver_module>(exported.release());

@@ -19,6 +19,9 @@ struct ParamInfo {
   // argument of 0 reaches it as a null pointer. A descriptor-bound buffer cannot be null.
   bool nullable = false;
   hal_param_type type = HAL_PARAM_TYPE_UNKNOWN;  // values only: integer or float, if known
+  // Pointers only: the bytes the kernel reads from the argument on, which must lie inside its
+  // allocation (a uniform block's size); 0 when not known.
+  uint64_t min_bytes = 0;
 };
 
 // What the runtime knows about a function; the backend fills it when the module loads.

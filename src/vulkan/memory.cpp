@@ -43,8 +43,9 @@ MemoryManager::~MemoryManager() {
 hal_status MemoryManager::init() {
   const DeviceCaps& caps = device_.caps();
   const VolkDeviceTable& vk = device_.vk();
-  device_usage_ = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                  VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  // Any allocation may be a kernel's storage or uniform buffer argument.
+  device_usage_ = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
+                  VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   if (caps.buffer_device_address) device_usage_ |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
   // Which memory types can back our buffers: ask with a small probe buffer.

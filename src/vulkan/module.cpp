@@ -117,56 +117,79 @@ hal_status plan_reflected_function(const VulkanDevice& device, const ReflectedEn
   // The bound is the device's per-stage resource limit (docs/ABI.md).
   const uint32_t binding_bound =
       std::max(limits.maxPerStageResources, limits.maxPerStageDescriptorStorageBuffers);
-  if (entry.bindings.size() > limits.maxPerStageDescriptorStorageBuffers) {
+  size_t storage_buffers = 0;
+  size_t uniform_buffers = 0;
+  for (const ReflectedBinding& binding : entry.bindings) {
+    storage_buffers += binding.kind == DescriptorKind::kStorageBuffer;
+    uniform_buffers += binding.kind == DescriptorKind::kUniformBuffer;
+  }
+  if (storage_buffers > limits.maxPerStageDescriptorStorageBuffers) {
     return hal::failf(HAL_ERROR_NOT_SUPPORTED,
                       "entry point '{}' uses {} storage buffers, the device allows {} per stage "
                       "(maxPerStageDescriptorStorageBuffers)",
-                      entry.name, entry.bindings.size(),
-                      limits.maxPerStageDescriptorStorageBuffers);
+                      entry.name, storage_buffers, limits.maxPerStageDescriptorStorageBuffers);
   }
-  const uint32_t buffer_alignment =
+  if (uniform_buffers > limits.maxPerStageDescriptorUniformBuffers) {
+    return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                      "entry point '{}' uses {} uniform buffers, the device allows {} per stage "
+                      "(maxPerStageDescriptorUniformBuffers)",
+                      entry.name, uniform_buffers, limits.maxPerStageDescriptorUniformBuffers);
+  }
+  // An argument becomes a descriptor offset: the device's offset alignment for the kind of
+  // buffer applies (the core checks it at launch).
+  const uint32_t storage_alignment =
       static_cast<uint32_t>(std::max<VkDeviceSize>(limits.minStorageBufferOffsetAlignment, 1));
+  const uint32_t uniform_alignment =
+      static_cast<uint32_t>(std::max<VkDeviceSize>(limits.minUniformBufferOffsetAlignment, 1));
   for (const ReflectedBinding& binding : entry.bindings) {
+    const std::string named = binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name);
     if (binding.set >= limits.maxBoundDescriptorSets) {
       return hal::failf(HAL_ERROR_NOT_SUPPORTED,
                         "entry point '{}' uses descriptor set {}{}; the device binds sets 0 to {} "
                         "(maxBoundDescriptorSets {})",
-                        entry.name, binding.set,
-                        binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name),
-                        limits.maxBoundDescriptorSets - 1, limits.maxBoundDescriptorSets);
+                        entry.name, binding.set, named, limits.maxBoundDescriptorSets - 1,
+                        limits.maxBoundDescriptorSets);
     }
     if (binding.binding >= binding_bound) {
       return hal::failf(HAL_ERROR_NOT_SUPPORTED,
                         "entry point '{}' uses binding {} of set {}{}; hal accepts binding "
                         "numbers below {} on this device (its per-stage resource limit). "
                         "Number the buffers from 0",
-                        entry.name, binding.binding, binding.set,
-                        binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name),
-                        binding_bound);
+                        entry.name, binding.binding, binding.set, named, binding_bound);
     }
-    if (binding.kind != DescriptorKind::kStorageBuffer) {
+    if (binding.kind == DescriptorKind::kOther) {
       return hal::failf(HAL_ERROR_NOT_SUPPORTED,
-                        "entry point '{}' uses a {} at set {} binding {}{}; hal kernels take "
-                        "storage buffers (and push constants) only",
-                        entry.name,
-                        binding.kind == DescriptorKind::kUniformBuffer ? "uniform buffer"
-                                                                       : "non-buffer descriptor",
-                        binding.set, binding.binding,
-                        binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name));
+                        "entry point '{}' uses a non-buffer descriptor (an image, sampler or "
+                        "acceleration structure) at set {} binding {}{}; hal kernels take storage "
+                        "and uniform buffers, and push constants",
+                        entry.name, binding.set, binding.binding, named);
     }
+    const bool uniform = binding.kind == DescriptorKind::kUniformBuffer;
     if (binding.is_array) {
       return hal::failf(HAL_ERROR_NOT_SUPPORTED,
                         "entry point '{}' declares an array of buffers at set {} binding {}{}; "
-                        "each storage buffer parameter must be a single binding",
-                        entry.name, binding.set, binding.binding,
-                        binding.name.empty() ? "" : fmt::format(" ('{}')", binding.name));
+                        "each {} buffer parameter must be a single binding",
+                        entry.name, binding.set, binding.binding, named,
+                        uniform ? "uniform" : "storage");
+    }
+    // The whole block must fit one uniform descriptor: a launch binds at most
+    // maxUniformBufferRange bytes from its argument.
+    if (uniform && binding.block_bytes > limits.maxUniformBufferRange) {
+      return hal::failf(HAL_ERROR_NOT_SUPPORTED,
+                        "entry point '{}' declares a uniform block of {} bytes at set {} binding "
+                        "{}{}; the device binds at most {} bytes of a uniform buffer "
+                        "(maxUniformBufferRange). Make it a storage buffer",
+                        entry.name, binding.block_bytes, binding.set, binding.binding, named,
+                        limits.maxUniformBufferRange);
     }
     ParamSlot slot;
     slot.set = binding.set;
     slot.binding = binding.binding;
+    slot.uniform = uniform;
     plan->slots.push_back(slot);
-    // The argument becomes a descriptor offset: the device's offset alignment applies.
-    desc.params.push_back(ParamInfo{HAL_PARAM_POINTER, 8, buffer_alignment});
+    ParamInfo param{HAL_PARAM_POINTER, 8, uniform ? uniform_alignment : storage_alignment};
+    if (uniform) param.min_bytes = binding.block_bytes;
+    desc.params.push_back(param);
   }
   if (entry.push_constant_size > limits.maxPushConstantsSize) {
     return hal::failf(HAL_ERROR_NOT_SUPPORTED,
@@ -215,8 +238,12 @@ std::shared_ptr<const BoundsChecks> add_checks(const VulkanDevice& device,
   std::string kernels;
   for (const ReflectedEntryPoint& entry : module.entry_points) {
     kernels += fmt::format("{}'{}'", kernels.empty() ? "" : ", ", entry.name);
-    for (const ReflectedBinding& binding : entry.bindings) set = std::max(set, binding.set + 1);
-    buffers = std::max(buffers, entry.bindings.size());
+    size_t storage = 0;
+    for (const ReflectedBinding& binding : entry.bindings) {
+      set = std::max(set, binding.set + 1);
+      storage += binding.kind == DescriptorKind::kStorageBuffer;
+    }
+    buffers = std::max(buffers, storage);
   }
   const uint32_t max_buffers = device.caps().limits.maxPerStageDescriptorStorageBuffers;
   if (buffers >= max_buffers) {
@@ -640,9 +667,11 @@ hal_status create_function(VulkanDevice& device, const ReflectedEntryPoint& entr
       std::vector<VkDescriptorSetLayoutBinding> bindings;
       for (const ReflectedBinding& binding : entry.bindings) {
         if (binding.set != set) continue;
-        bindings.push_back(VkDescriptorSetLayoutBinding{binding.binding,
-                                                        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                                                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+        bindings.push_back(VkDescriptorSetLayoutBinding{
+            binding.binding,
+            binding.kind == DescriptorKind::kUniformBuffer ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                                           : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
       }
       hal_status status = add_set_layout(bindings);
       if (status != HAL_SUCCESS) return status;

@@ -57,8 +57,9 @@ class VulkanDevice;
 
 // Where parameter i of a function goes.
 struct ParamSlot {
-  bool push = false;  // push-constant member (else a storage buffer descriptor)
-  uint32_t set = 0;   // descriptor slots
+  bool push = false;     // push-constant member (else a buffer descriptor)
+  bool uniform = false;  // descriptor slots: a uniform buffer (else a storage buffer)
+  uint32_t set = 0;
   uint32_t binding = 0;
   uint32_t offset = 0;  // push-constant slots
   uint32_t size = 0;

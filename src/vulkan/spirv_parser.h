@@ -59,7 +59,8 @@ struct Decorations {
   bool has_set = false, has_binding = false, has_spec_id = false;
   bool block = false, buffer_block = false, workgroup_size = false;
   uint32_t set = 0, binding = 0, spec_id = 0;
-  uint32_t aligned = 0;  // the Aligned decoration of a pointer, 0 when absent
+  uint32_t aligned = 0;       // the Aligned decoration of a pointer, 0 when absent
+  uint32_t array_stride = 0;  // the ArrayStride decoration of an array type, 0 when absent
 };
 
 // Where a pointer or address in a function body comes from: push-constant member |member| of

@@ -215,6 +215,10 @@ bool Parser::parse_instruction(uint32_t op, size_t at, size_t length) {
           if (!need(4)) return false;
           d.aligned = literal;
           break;
+        case kDecorationArrayStride:
+          if (!need(4)) return false;
+          d.array_stride = literal;
+          break;
         default:
           break;
       }
@@ -290,6 +294,12 @@ bool Parser::type_size_uncached(uint32_t id, int depth, uint64_t* size, uint32_t
       // evaluate, counts as empty.
       const Value length_value = evaluate(o[1], /*at_launch=*/true, 0);
       const uint64_t length = length_value.known ? length_value.bits & 0xFFFFFFFFull : 0;
+      // An explicitly laid out array (a block's, std140's 16-byte elements) spans its stride
+      // per element, which may be more than the element.
+      auto decorated = decorations_.find(id);
+      if (decorated != decorations_.end() && decorated->second.array_stride > element) {
+        element = decorated->second.array_stride;
+      }
       if (element != 0 && length > kMaxSize / element) {
         return fail(fmt::format("array type %{} is larger than 4 GiB", id));
       }
@@ -442,6 +452,10 @@ bool Parser::build(ReflectedModule* out) {
           binding.kind = DescriptorKind::kStorageBuffer;
         } else if (storage == kStorageUniform) {
           binding.kind = DescriptorKind::kUniformBuffer;
+          // The bytes a launch must bind: a uniform block has no runtime array, so its layout
+          // fixes its size (after specialization).
+          uint32_t alignment = 0;
+          if (!type_size(block_type, 0, &binding.block_bytes, &alignment)) return false;
         } else {
           binding.kind = DescriptorKind::kOther;
         }

@@ -32,8 +32,9 @@ struct ReflectedBinding {
   uint32_t set = 0;
   uint32_t binding = 0;
   DescriptorKind kind = DescriptorKind::kStorageBuffer;
-  bool is_array = false;  // an array of descriptors (binding count > 1 or runtime-sized)
-  std::string name;       // the variable's OpName, or ""
+  bool is_array = false;     // an array of descriptors (binding count > 1 or runtime-sized)
+  std::string name;          // the variable's OpName, or ""
+  uint64_t block_bytes = 0;  // uniform buffers: the block's size as laid out
 };
 
 struct ReflectedPushMember {

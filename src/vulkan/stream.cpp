@@ -262,7 +262,8 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
   // Scratch vectors are members, reused from launch to launch: no heap traffic once they have
   // grown to the largest kernel's needs.
   const VolkDeviceTable& vk = device_.vk();
-  const uint64_t max_range = device_.caps().limits.maxStorageBufferRange;
+  const uint64_t max_storage_range = device_.caps().limits.maxStorageBufferRange;
+  const uint64_t max_uniform_range = device_.caps().limits.maxUniformBufferRange;
   std::vector<uint8_t>& push = push_scratch_;
   std::vector<VkDescriptorBufferInfo>& buffers = buffer_scratch_;
   std::vector<VkWriteDescriptorSet>& writes = write_scratch_;
@@ -278,7 +279,10 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
     }
     const DeviceRange range = launch_range(params, i);
     const Located at = locate(range);
-    const uint64_t length = std::min<uint64_t>(range.alloc.size - range.offset, max_range);
+    // To the end of the allocation, as far as one descriptor reaches (the core checked that a
+    // uniform block fits).
+    const uint64_t length = std::min<uint64_t>(
+        range.alloc.size - range.offset, slot.uniform ? max_uniform_range : max_storage_range);
     buffers.push_back(VkDescriptorBufferInfo{at.block->buffer, at.offset, length});
   }
 
@@ -317,7 +321,8 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
       write.dstSet = sets[slot.set];
       write.dstBinding = slot.binding;
       write.descriptorCount = 1;
-      write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      write.descriptorType =
+          slot.uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       write.pBufferInfo = &buffers[next_buffer++];
       writes.push_back(write);
     }

@@ -13,6 +13,7 @@ namespace {
 
 constexpr uint32_t kPoolSets = 2 * StreamCore::kMaxCommandsPerBatch;
 constexpr uint32_t kPoolBuffers = 16 * StreamCore::kMaxCommandsPerBatch;
+constexpr uint32_t kPoolUniformBuffers = 4 * StreamCore::kMaxCommandsPerBatch;
 constexpr uint64_t kWaitSliceNs = 100'000'000;  // re-check device loss every 100 ms
 
 void memory_barrier(const VolkDeviceTable& vk, VkCommandBuffer cmd, VkPipelineStageFlags src,
@@ -336,11 +337,14 @@ hal_status StreamCore::allocate_descriptor_sets(const VkDescriptorSetLayout* lay
     hal_status status = open_batch_locked();
     if (status != HAL_SUCCESS) return status;
     if (open_->pool == VK_NULL_HANDLE) {
-      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kPoolBuffers};
+      const VkDescriptorPoolSize sizes[] = {
+          {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kPoolBuffers},
+          {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, kPoolUniformBuffers},
+      };
       VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
       info.maxSets = kPoolSets;
-      info.poolSizeCount = 1;
-      info.pPoolSizes = &size;
+      info.poolSizeCount = 2;
+      info.pPoolSizes = sizes;
       VkResult result = vk.vkCreateDescriptorPool(device_.handle(), &info, nullptr, &open_->pool);
       if (result != VK_SUCCESS) return device_.check(result, "vkCreateDescriptorPool");
     }

@@ -56,7 +56,7 @@ TEST(DriverModules, EveryBrokenModuleIsListedUnavailableWithItsReason) {
       {"fault_query", "libhal_driver_fault_query.so", {"hal_driver_query failed"}},
       {"fault_newer",
        "libhal_driver_fault_newer.so",
-       {"interface version 3", "newer than this libhal's 2"}},
+       {"interface version 4", "newer than this libhal's 3"}},
       {"fault_small", "libhal_driver_fault_small.so", {"struct_size", "version 1's table"}},
       {"fault_name", "libhal_driver_fault_name.so", {"'Not-A-Name'", "a-z"}},
       {"fault_required", "libhal_driver_fault_required.so", {"required entry 'launch' NULL"}},

@@ -80,13 +80,6 @@ TEST_F(BadInput, BigEndianSpirvLoads) {
   EXPECT_OK(load_blob(device_, blob, HAL_IR_SPIRV));
 }
 
-TEST_F(BadInput, UniformBuffersAreNotKernelParameters) {
-  std::vector<uint8_t> blob = read_shader("uniform_buffer");
-  ASSERT_FALSE(blob.empty());
-  EXPECT_HAL(HAL_ERROR_NOT_SUPPORTED, load_blob(device_, blob, HAL_IR_SPIRV));
-  EXPECT_TRUE(LastErrorHas({"uniform buffer", "set 0 binding 0", "storage buffers"}));
-}
-
 TEST_F(BadInput, ArraysOfBuffersAreNotKernelParameters) {
   std::vector<uint8_t> blob = read_shader("buffer_array");
   ASSERT_FALSE(blob.empty());

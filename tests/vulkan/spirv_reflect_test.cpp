@@ -61,6 +61,16 @@ TEST(SpirvReflect, VectorAdd) {
   EXPECT_TRUE(module.spec_constants.empty());
 }
 
+TEST(SpirvReflect, UniformBlocksAreSizedByTheirLayout) {
+  // std140: |scale| at 0, then four floats 16 bytes apart (ArrayStride 16) from offset 16.
+  const ReflectedEntryPoint entry = reflect("uniform_buffer").entry_points.at(0);
+  ASSERT_EQ(entry.bindings.size(), 2u);
+  EXPECT_EQ(entry.bindings[0].kind, DescriptorKind::kUniformBuffer);
+  EXPECT_EQ(entry.bindings[0].block_bytes, 80u);
+  EXPECT_EQ(entry.bindings[1].kind, DescriptorKind::kStorageBuffer);
+  EXPECT_EQ(reflect("uniform_too_large").entry_points.at(0).bindings.at(0).block_bytes, 80000u);
+}
+
 TEST(SpirvReflect, SharedMemorySetsAndPushLayout) {
   ReflectedModule module = reflect("static_shared");
   ASSERT_EQ(module.entry_points.size(), 1u);

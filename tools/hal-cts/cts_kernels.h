@@ -24,4 +24,10 @@ extern const size_t kIndexPtxBytes;
 extern const uint32_t kAddressSpirv[];
 extern const size_t kAddressSpirvBytes;
 
+// SPIR-V 1.5 with a uniform block, entry point "main", block 64: data[i] = i * mul[i % 3] + add
+// for i < n. Parameters: settings (uniform buffer, set 0 binding 0: a std140 block of 64 bytes,
+// |add| at byte 0 and |mul| at bytes 16, 32 and 48), out (storage buffer, binding 1), n (u32).
+extern const uint32_t kUniformSpirv[];
+extern const size_t kUniformSpirvBytes;
+
 }  // namespace cts

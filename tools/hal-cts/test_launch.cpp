@@ -375,6 +375,67 @@ TEST_P(Launch, RawAddressesAtFourByteOffsets) {
   CTS_EXPECT_OK(hal_module_unload(module));
 }
 
+// A uniform block is a pointer parameter (docs/ABI.md): the kernel reads its values, an argument
+// not at the parameter's alignment is refused, and so is a block that does not fit between the
+// argument and the end of its allocation.
+TEST_P(Launch, UniformBufferParameters) {
+  if (pack_ir() != HAL_IR_SPIRV) {
+    GTEST_SKIP() << "Uniform buffers are a SPIR-V construct; this run does not load SPIR-V on "
+                    "this device.";
+  }
+  hal_module module = nullptr;
+  CTS_ASSERT_OK(hal_module_load(device(), kUniformSpirv, kUniformSpirvBytes, nullptr, &module));
+  hal_function f = nullptr;
+  CTS_ASSERT_OK(hal_module_get_function(module, "main", &f));
+  hal_param_info settings_param{};
+  settings_param.struct_size = sizeof settings_param;
+  CTS_ASSERT_OK(hal_function_get_param(f, 0, &settings_param));
+  EXPECT_EQ(settings_param.kind, HAL_PARAM_POINTER);
+  const uint32_t alignment = std::max<uint32_t>(settings_param.alignment, 1);
+  EXPECT_EQ(alignment & (alignment - 1), 0u) << "the alignment is a power of two";
+
+  // The block at an aligned offset inside a larger allocation, ending at its end, its std140
+  // layout filled in.
+  constexpr uint32_t kBlock = 64;
+  uint32_t block[kBlock / 4] = {};
+  block[0] = 7;  // add
+  block[4] = 1;  // mul[0], mul[1] and mul[2], 16 bytes apart
+  block[8] = 3;
+  block[12] = 1000;
+  const uint32_t offset = std::max(alignment, kBlock);  // both powers of two
+  Buffer settings(device(), offset + kBlock);
+  uint32_t n = 130;
+  Buffer out(device(), size_t{n} * 4);
+  ASSERT_TRUE(settings.ok() && out.ok());
+  CTS_ASSERT_OK(hal_memcpy_htod(stream_, settings.ptr + offset, block, kBlock));
+  hal_deviceptr at = settings.ptr + offset;
+  void* args[] = {&at, &out.ptr, &n};
+  const hal_launch_config c = {{(n + 63) / 64, 1, 1}, {0, 0, 0}, 0};
+  CTS_ASSERT_OK(hal_launch(stream_, f, &c, args));
+  std::vector<uint32_t> got(n);
+  CTS_ASSERT_OK(hal_memcpy_dtoh(stream_, got.data(), out.ptr, got.size() * 4));
+  CTS_ASSERT_OK(hal_stream_synchronize(stream_));
+  size_t wrong = 0;
+  for (uint32_t i = 0; i < n; ++i) wrong += got[i] != i * block[4 + 4 * (i % 3)] + 7;
+  EXPECT_EQ(wrong, 0u) << "elements computed from the wrong settings";
+
+  // Four bytes short: the kernel would read past the allocation.
+  Buffer short_of_it(device(), kBlock - 4);
+  ASSERT_TRUE(short_of_it.ok());
+  hal_deviceptr short_ptr = short_of_it.ptr;
+  void* short_args[] = {&short_ptr, &out.ptr, &n};
+  EXPECT_EQ(hal_launch(stream_, f, &c, short_args), HAL_ERROR_OUT_OF_RANGE)
+      << "a 64-byte uniform block in a 60-byte allocation was launched";
+  if (alignment > 1) {
+    hal_deviceptr misaligned = settings.ptr + alignment / 2;
+    void* misaligned_args[] = {&misaligned, &out.ptr, &n};
+    EXPECT_EQ(hal_launch(stream_, f, &c, misaligned_args), HAL_ERROR_INVALID_ARGUMENT)
+        << "a uniform buffer argument off its " << alignment << "-byte alignment was launched";
+  }
+  CTS_EXPECT_OK(hal_stream_synchronize(stream_));
+  CTS_EXPECT_OK(hal_module_unload(module));
+}
+
 INSTANTIATE_TEST_SUITE_P(, Launch, ::testing::ValuesIn(device_params()), device_name);
 
 }  // namespace
