@@ -286,8 +286,11 @@ typedef uint64_t hal_deviceptr;
  * above hal_device_info.max_allocation_size; the device keeps working). */
 HAL_API hal_status hal_mem_alloc(hal_device device, size_t size, hal_deviceptr* ptr);
 
-/* Frees an allocation. |ptr| must be a base address returned by hal_mem_alloc on |device|.
- * Work already issued that uses the memory completes first (the free waits for the device).
+/* Frees an allocation. |ptr| must be a base address returned by hal_mem_alloc on |device|, and
+ * no work may be issued on it once the call returns. Work already issued that uses the memory
+ * still completes with it: the memory is handed out again only after the work issued on |device|
+ * before the free has completed. On Vulkan devices the call does not wait for that work: it
+ * returns at once, however busy the device's streams are (CUDA devices wait for the device).
  * Returns: HAL_SUCCESS; HAL_ERROR_INVALID_HANDLE; HAL_ERROR_INVALID_ARGUMENT (|ptr| is not the
  * base of a live allocation of |device|: never allocated, already freed, interior, or another
  * device's). */
@@ -299,9 +302,11 @@ HAL_API hal_status hal_mem_free(hal_device device, hal_deviceptr ptr);
  * HAL_ERROR_OUT_OF_MEMORY. */
 HAL_API hal_status hal_host_alloc(hal_device device, size_t size, void** host);
 
-/* Frees memory from hal_host_alloc on the same |device|, after work that uses it completes.
- * Returns: HAL_SUCCESS; HAL_ERROR_INVALID_HANDLE; HAL_ERROR_INVALID_ARGUMENT (not such a
- * pointer, or already freed). */
+/* Frees memory from hal_host_alloc on the same |device|; |host| must not be used once the call
+ * returns. Copies already issued that use it still complete with it: the memory is released only
+ * after the work issued on |device| before the free has completed, which, as for hal_mem_free,
+ * the call does not wait for on Vulkan devices (CUDA devices wait). Returns: HAL_SUCCESS;
+ * HAL_ERROR_INVALID_HANDLE; HAL_ERROR_INVALID_ARGUMENT (not such a pointer, or already freed). */
 HAL_API hal_status hal_host_free(hal_device device, void* host);
 
 /* Since 0.3.0. The host address of the device memory at |ptr| (anywhere inside a live

@@ -264,7 +264,11 @@ typedef struct hal_driver {
 
   /* Device memory. |size| is at most info.max_allocation_size (when that is not 0). */
   hal_status (*mem_alloc)(hal_driver_device device, size_t size, hal_driver_allocation* out);
-  /* Frees after the work already issued on it has completed. */
+  /* Frees after the work already issued on it has completed: the memory may not be handed out
+   * again before then. The core has removed the allocation from its table first, so no later
+   * work refers to it. The core holds the device's memory lock around this call, which every
+   * launch and copy on the device needs: a driver that waits for the device here stalls them
+   * all, so one that can should defer the release until that work completes, and return. */
   hal_status (*mem_free)(hal_driver_device device, const hal_driver_allocation* allocation);
   /* Optional. Host memory the device copies from and to directly (page-locked, mapped). Sets
    * out->base (page-aligned) and out->driver_data; the core sets out->size. The core keeps the
@@ -272,7 +276,8 @@ typedef struct hal_driver {
    * copy_dtoh), so a driver need not look host pointers up. NULL: the core allocates ordinary
    * page-aligned memory and copies see no allocation. */
   hal_status (*host_alloc)(hal_driver_device device, size_t size, hal_driver_host_allocation* out);
-  /* With host_alloc. Frees after the work already issued on the memory has completed. */
+  /* With host_alloc. Frees after the work already issued on the memory has completed, as
+   * mem_free does (the same lock, the same advice). */
   hal_status (*host_free)(hal_driver_device device, const hal_driver_host_allocation* allocation);
   /* Optional. The host address of byte |offset| of |allocation| when the device's memory is
    * host-addressable and coherent; HAL_ERROR_NOT_SUPPORTED (no message needed) otherwise. */

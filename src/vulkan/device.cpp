@@ -498,14 +498,18 @@ void VulkanDevice::register_stream(const std::shared_ptr<StreamCore>& core) {
   streams_.push_back(core);
 }
 
-hal_status VulkanDevice::wait_all_streams() {
+std::vector<std::shared_ptr<StreamCore>> VulkanDevice::live_streams() {
   std::vector<std::shared_ptr<StreamCore>> live;
-  {
-    std::lock_guard<std::mutex> lock(streams_mutex_);
-    for (const auto& weak : streams_) {
-      if (auto core = weak.lock()) live.push_back(std::move(core));
-    }
+  std::lock_guard<std::mutex> lock(streams_mutex_);
+  live.reserve(streams_.size());
+  for (const auto& weak : streams_) {
+    if (auto core = weak.lock()) live.push_back(std::move(core));
   }
+  return live;
+}
+
+hal_status VulkanDevice::wait_all_streams() {
+  const std::vector<std::shared_ptr<StreamCore>> live = live_streams();
   for (const auto& core : live) {
     hal_status status = core->synchronize();
     if (status != HAL_SUCCESS) return status;
@@ -513,31 +517,65 @@ hal_status VulkanDevice::wait_all_streams() {
   return HAL_SUCCESS;
 }
 
+// Why frees do not wait, and how the release is deferred instead: see device.h. The order of
+// locks is the core's memory lock (held by hal_mem_free around the driver's free), then one
+// stream's lock at a time (keep_until_done), then the memory manager's (a release, run by a
+// batch that completes or by the last reference dropped here); no lock is held while waiting.
+void VulkanDevice::defer_release(std::shared_ptr<void> release) {
+  // A lost device runs nothing more: the memory goes now, as |release| does on return.
+  if (lost()) return;
+  // Holding the streams alive while handing |release| out: a core whose last other reference
+  // goes meanwhile is destroyed when |live| is, after its work, which releases what it kept.
+  const std::vector<std::shared_ptr<StreamCore>> live = live_streams();
+  for (const auto& core : live) core->keep_until_done(release);
+}
+
+void VulkanDevice::reclaim_completed_releases() {
+  const std::vector<std::shared_ptr<StreamCore>> live = live_streams();
+  for (const auto& core : live) core->retire_completed_if_unlocked();
+}
+
+bool VulkanDevice::wait_for_pending_releases() {
+  if (memory_->pending_releases() == 0 || lost()) return false;
+  // This waits for unrelated work too, but only under memory pressure, and only once per failed
+  // allocation: each free would otherwise have waited for all of it.
+  if (wait_all_streams() != HAL_SUCCESS) hal::clear_pending_error();
+  return true;
+}
+
 hal_status VulkanDevice::mem_alloc(size_t size, Allocation* out) {
+  if (memory_->pending_releases() > 0) reclaim_completed_releases();
+  hal_status status = memory_->allocate(size, out);
+  if (status != HAL_ERROR_OUT_OF_MEMORY || size > memory_->max_allocation_size()) return status;
+  const std::string first = hal::pending_error();
+  hal::clear_pending_error();
+  if (!wait_for_pending_releases()) return hal::fail(status, first);
   return memory_->allocate(size, out);
 }
 
 hal_status VulkanDevice::mem_free(const Allocation& alloc) {
-  // Work already issued may still use the memory: wait for it (a lost device runs nothing).
-  if (!lost()) {
-    hal_status status = wait_all_streams();
-    if (status != HAL_SUCCESS && status != HAL_ERROR_DEVICE_LOST) return status;
-    hal::clear_pending_error();
+  if (alloc.backend_data == 0) {
+    return hal::fail(HAL_ERROR_INTERNAL, "allocation without backend data");
   }
-  return memory_->release(alloc);
+  defer_release(std::make_shared<PendingRelease>(*memory_, alloc));
+  return HAL_SUCCESS;
 }
 
 hal_status VulkanDevice::host_alloc(size_t size, HostAllocation* out) {
+  if (memory_->pending_releases() > 0) reclaim_completed_releases();
+  hal_status status = memory_->host_allocate(size, out);
+  if (status != HAL_ERROR_OUT_OF_MEMORY) return status;
+  const std::string first = hal::pending_error();
+  hal::clear_pending_error();
+  if (!wait_for_pending_releases()) return hal::fail(status, first);
   return memory_->host_allocate(size, out);
 }
 
 hal_status VulkanDevice::host_free(const HostAllocation& allocation) {
-  if (!lost()) {
-    hal_status status = wait_all_streams();
-    if (status != HAL_SUCCESS && status != HAL_ERROR_DEVICE_LOST) return status;
-    hal::clear_pending_error();
+  if (allocation.driver_data == 0) {
+    return hal::fail(HAL_ERROR_INTERNAL, "host allocation without driver data");
   }
-  memory_->host_release(allocation);
+  defer_release(std::make_shared<PendingRelease>(*memory_, allocation));
   return HAL_SUCCESS;
 }
 

@@ -11,6 +11,19 @@
 // to the core, which refuses every later call on the device. Destructors, frees and waits ask
 // Device::lost() so that they never wait for work a lost device will not finish.
 //
+// Frees (mem_free, host_free) do not wait for the device. Commands name memory by VkBuffer and
+// offset, so what matters is that the bytes are not handed out again (nor their block destroyed)
+// while work issued before the free may still touch them. The backend does not track which
+// batch uses which allocation; instead the release is deferred past all of the device's work
+// issued before the free: a PendingRelease (memory.h) is kept by the newest batch of every
+// stream with unfinished work (StreamCore::keep_until_done), and the last of those to complete
+// releases the memory. Work issued later, on any stream, is not waited for; streams created
+// later cannot use the memory (the core refuses freed addresses). With no stream busy the
+// memory is released before the free returns. The cost is that memory freed while any stream
+// is busy stays unusable until that stream's current work completes: allocations first retire
+// what has completed, and one that runs out of memory while releases are pending waits for the
+// streams and tries once more, so the deferral never turns into a spurious out-of-memory.
+//
 // Thread-safety: every method may be called from several threads. The single VkQueue is guarded
 // by an internal mutex (vkQueueSubmit needs external synchronisation); the memory manager and
 // the stream list have their own locks.
@@ -161,7 +174,8 @@ class VulkanDevice : public hal::Device {
   // calibrated timestamps the first conversion aligns the two clocks there.
   uint64_t trace_host_ns(uint64_t ticks, uint64_t anchor_ns);
 
-  // Streams register themselves so device synchronisation and frees can wait for them.
+  // Streams register themselves so device synchronisation can wait for them and frees can
+  // defer their releases past their work.
   void register_stream(const std::shared_ptr<StreamCore>& core);
   // Flushes and waits for every live stream of this device.
   hal_status wait_all_streams();
@@ -169,6 +183,17 @@ class VulkanDevice : public hal::Device {
  private:
   VulkanDevice() = default;
   hal_status init(VkPhysicalDevice physical);
+  // The streams of this device still alive.
+  std::vector<std::shared_ptr<StreamCore>> live_streams();
+  // Hands |release| to every stream with unfinished work (see the header comment); it happens
+  // when the last of them has completed that work, or before this returns when none has any.
+  void defer_release(std::shared_ptr<void> release);
+  // Before an allocation while releases are pending: retires what has completed, so that memory
+  // freed under work that is done is reused rather than more memory allocated.
+  void reclaim_completed_releases();
+  // After an allocation failed for lack of memory: when releases are pending, waits for every
+  // stream (which retires them) and returns true, the allocation being worth one more try.
+  bool wait_for_pending_releases();
   void fill_info(const VkPhysicalDeviceProperties2& props,
                  const VkPhysicalDeviceVulkan11Properties& props11,
                  const VkPhysicalDeviceVulkan12Properties& props12,

@@ -12,14 +12,19 @@
 // addresses (never reused, never 0). Either way allocation bases are 256-byte aligned.
 //
 // Allocation::backend_data holds a pointer to the DeviceChunk (block and offset), so commands
-// find their VkBuffer without a lookup. The chunk lives until mem_free.
+// find their VkBuffer without a lookup. The chunk lives until the allocation is released.
 //
 // Host allocations: each is a HostBuffer of its own, named by the allocation's driver_data. The
 // core keeps the table of them and hands the record to the copies that use it.
 //
-// Thread-safety: every method may be called concurrently; one mutex guards the block list. Freeing
-// memory that in-flight work still uses is prevented by the caller (VulkanDevice waits for its
-// streams first).
+// Releases: release() and host_release() return memory at once. VulkanDevice frees through a
+// PendingRelease (below) instead, which calls them once the work issued before the free has
+// completed; the manager only counts those in waiting (pending_releases()).
+//
+// Thread-safety: every method may be called concurrently; one mutex guards the block list. Lock
+// order: a stream's lock (StreamCore) may be held when release() runs, because completed batches
+// drop their PendingReleases under it; so nothing may take a stream's lock while holding this
+// manager's mutex (and nothing here calls into a stream).
 #pragma once
 
 #include "common/backend.h"
@@ -75,6 +80,8 @@ class MemoryManager {
   hal_status init();
 
   hal_status allocate(uint64_t size, Allocation* out);
+  // Returns the allocation's bytes to the allocator now: the caller knows no work uses them.
+  // HAL_ERROR_INTERNAL for an allocation without backend data.
   hal_status release(const Allocation& alloc);
   static const DeviceChunk& chunk(const Allocation& alloc) {
     return *reinterpret_cast<const DeviceChunk*>(static_cast<uintptr_t>(alloc.backend_data));
@@ -87,8 +94,19 @@ class MemoryManager {
   uint64_t total_memory() const { return total_memory_; }
   uint64_t block_size() const { return block_size_; }
   size_t block_count() const;
+  // Bytes of device allocations not yet released (live ones and those whose release waits for
+  // work), each rounded up to kAddressAlignment.
+  uint64_t device_bytes() const;
+  // Frees (device and host) whose release waits for work issued before them (PendingRelease).
+  uint64_t pending_releases() const { return pending_releases_.load(); }
+  // Live VkDeviceMemory objects (blocks, host buffers, staging).
+  uint64_t memory_objects() const { return memory_objects_.load(); }
+  // For tests, to run out of memory on purpose: at most |limit| live memory objects (still no
+  // more than maxMemoryAllocationCount); 0 restores the device's limit.
+  void set_memory_object_limit_for_testing(uint32_t limit) { object_limit_for_testing_ = limit; }
 
   hal_status host_allocate(uint64_t size, HostAllocation* out);
+  // Destroys the allocation's buffer now: the caller knows no work uses it.
   void host_release(const HostAllocation& allocation);
   static const HostBuffer& host_buffer(const HostAllocation& allocation) {
     return *reinterpret_cast<const HostBuffer*>(static_cast<uintptr_t>(allocation.driver_data));
@@ -116,9 +134,39 @@ class MemoryManager {
   VkBufferUsageFlags device_usage_ = 0;
   uint64_t next_fake_address_ = 1ull << 40;
   std::atomic<uint64_t> memory_objects_{0};
+  std::atomic<uint64_t> pending_releases_{0};
+  std::atomic<uint32_t> object_limit_for_testing_{0};
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<MemoryBlock>> blocks_;
+  uint64_t device_bytes_ = 0;  // guarded by |mutex_|
+
+  friend class PendingRelease;
+};
+
+// One freed allocation, device or host, whose memory work issued before the free may still use.
+// The destructor releases it (MemoryManager::release or host_release): VulkanDevice::mem_free and
+// host_free create one and hand a reference to each stream with unfinished work, which keeps it
+// in its newest batch; the last of those batches to complete (or to be dropped unrun) releases
+// the memory. Until then the allocator does not hand the bytes out again.
+//
+// Ownership: std::shared_ptr, held by stream batches only. Every holder must go before the
+// MemoryManager does: stream cores are destroyed before their device.
+// Thread-safety: the destructor runs on whichever thread drops the last reference, often under
+// a stream's lock (see the lock order above); it takes the manager's mutex and nothing else.
+class PendingRelease {
+ public:
+  PendingRelease(MemoryManager& memory, const Allocation& alloc);
+  PendingRelease(MemoryManager& memory, const HostAllocation& host);
+  ~PendingRelease();
+  PendingRelease(const PendingRelease&) = delete;
+  PendingRelease& operator=(const PendingRelease&) = delete;
+
+ private:
+  MemoryManager& memory_;
+  bool host_;
+  Allocation device_allocation_;
+  HostAllocation host_allocation_{};
 };
 
 }  // namespace hal::vulkan

@@ -474,6 +474,12 @@ hal_status StreamCore::flush_locked() {
 void StreamCore::drop_open_locked() {
   // The command buffer never ran: its completion callbacks must not run either.
   open_->completions.clear();
+  // But what it kept alive may be in use by the batches before it (freed memory kept until this
+  // stream's work completes is kept by the newest batch only): they keep it now.
+  if (!in_flight_.empty()) {
+    std::vector<std::shared_ptr<void>>& newest = in_flight_.back()->keep;
+    for (auto& object : open_->keep) newest.push_back(std::move(object));
+  }
   release_batch_resources(*open_);
   spare_.push_back(std::move(open_));
   pending_stages_ = 0;
@@ -490,6 +496,36 @@ void StreamCore::retire_locked(uint64_t completed) {
     release_batch_resources(*batch);
     spare_.push_back(std::move(batch));
   }
+}
+
+bool StreamCore::keep_until_done(std::shared_ptr<void> object) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (open_ && open_->commands > 0) {
+    open_->keep.push_back(std::move(object));
+    return true;
+  }
+  if (in_flight_.empty()) return false;
+  uint64_t value = 0;
+  if (counter_value(&value) == HAL_SUCCESS) {
+    retire_locked(value);
+    if (in_flight_.empty()) return false;
+  } else {
+    // Unknown progress (a lost device): keep it; the batch lets go when it is destroyed.
+    hal::clear_pending_error();
+  }
+  in_flight_.back()->keep.push_back(std::move(object));
+  return true;
+}
+
+void StreamCore::retire_completed_if_unlocked() {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || in_flight_.empty()) return;
+  uint64_t value = 0;
+  if (counter_value(&value) != HAL_SUCCESS) {
+    hal::clear_pending_error();
+    return;
+  }
+  retire_locked(value);
 }
 
 hal_status StreamCore::flush() {

@@ -16,10 +16,13 @@
 //
 // Completion: a batch's resources (command buffer, descriptor pool, staging memory, objects kept
 // alive for it) are recycled, and its completion callbacks run, when the timeline reaches its
-// value; whichever thread observes that (stream or event synchronisation, queries) does it, and
-// so does opening a new batch. At most kMaxBatchesInFlight batches are in flight: opening one
-// more first waits for the oldest, so a program that issues work without ever synchronising
-// holds bounded memory, command buffers and descriptor pools.
+// value; whichever thread observes that (stream or event synchronisation, queries, a free or an
+// allocation while freed memory waits for work) does it, and so does opening a new batch. The
+// objects kept alive include freed memory (PendingRelease, memory.h), which is why a batch's
+// retirement may take the memory manager's lock while holding this stream's. At most
+// kMaxBatchesInFlight batches are in flight: opening one more first waits for the oldest, so a
+// program that issues work without ever synchronising holds bounded memory, command buffers and
+// descriptor pools.
 //
 // Ownership and lifetime: shared (std::shared_ptr) by the stream object and by every event
 // capture and cross-stream wait that refers to it, so its semaphore outlives them all. The
@@ -132,6 +135,20 @@ class StreamCore {
   // batch that signals |value|: the first is kept for take_fault(), later ones only counted.
   void note_fault_locked(uint64_t value, std::string cause, std::string hint);
 
+  // ---- Deferred releases (take the lock) ----
+  // Keeps |object| alive until every command recorded or submitted on this stream so far has
+  // completed: in the open batch when it holds commands, else in the newest batch in flight
+  // (batches complete in order, so the newest completes last). Returns false, keeping nothing,
+  // when the stream has no such work; batches that have completed are retired first, so a
+  // stream whose work is done holds nothing until someone next looks at it. A batch dropped
+  // unsubmitted hands what it kept to the newest batch in flight (drop_open_locked), so the
+  // object never goes before earlier work. Used for frees (PendingRelease, memory.h): the
+  // object's destructor then runs under this stream's lock, on the thread that retires.
+  bool keep_until_done(std::shared_ptr<void> object);
+  // Retires completed batches unless another thread holds the lock (never waits for it), so
+  // that releases kept by batches that have completed happen without anyone synchronising.
+  void retire_completed_if_unlocked();
+
   // ---- Synchronisation (take the lock) ----
   hal_status flush();
   // Submits, then blocks until everything issued so far has completed.
@@ -192,7 +209,8 @@ class StreamCore {
   // for it: once it has completed, the queue is done with every earlier submission that waited
   // on this stream's semaphore (see the destructor). Only for the destructor.
   hal_status submit_retire_marker();
-  // Drops the open batch after a failure before submission: its work never runs.
+  // Drops the open batch after a failure before submission: its work never runs. What it kept
+  // alive moves to the newest batch in flight, which earlier work may still be using.
   void drop_open_locked();
   hal_status counter_value(uint64_t* value);
   void retire_locked(uint64_t completed);

@@ -116,6 +116,7 @@ std::string bytes_text(size_t bytes);
 // The benchmark families (one file each).
 void bench_launch(Context& ctx);
 void bench_copy(Context& ctx);
+void bench_memory(Context& ctx);
 void bench_module_load(Context& ctx);
 void bench_module_load_ptx(Context& ctx);
 void bench_matmul(Context& ctx);

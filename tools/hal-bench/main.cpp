@@ -174,6 +174,7 @@ int main(int argc, char** argv) {
     const std::vector<std::pair<const char*, void (*)(bench::Context&)>> families = {
         {"launch", bench::bench_launch},
         {"copy", bench::bench_copy},
+        {"memory", bench::bench_memory},
         {"module_load", bench::bench_module_load},
         {"module_load_ptx", bench::bench_module_load_ptx},
         {"matmul", bench::bench_matmul},

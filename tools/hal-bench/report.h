@@ -40,8 +40,8 @@ struct Target {
 };
 
 struct Figure {
-  std::string family;  // "launch", "copy", "module_load", "matmul", "attention", "ptx_vulkan",
-                       // "cpu_ptx"
+  std::string family;  // "launch", "copy", "memory", "module_load", "matmul", "attention",
+                       // "ptx_vulkan", "cpu_ptx"
   std::string name;    // unique within the report
   std::string what;    // one sentence: what was measured
   std::string unit;    // "us", "GB/s", "ms", "GFLOP/s", "M lane-instr/s"
