@@ -367,6 +367,7 @@ hal_status VulkanDevice::init(VkPhysicalDevice physical) {
   pipeline_cache_ = std::make_unique<PipelineCache>(*this);
   status = pipeline_cache_->init();
   if (status != HAL_SUCCESS) return status;
+  timestamps_ = std::make_unique<TimestampPool>(*this);
 
   uint64_t feature_bits = HAL_FEATURE_TIMELINE_SEMAPHORE;
   if (e12.shaderFloat16) feature_bits |= HAL_FEATURE_FLOAT16;
@@ -434,6 +435,7 @@ VulkanDevice::~VulkanDevice() {
   if (device_ == VK_NULL_HANDLE) return;
   if (!lost()) vk_.vkDeviceWaitIdle(device_);
   pipeline_cache_.reset();
+  timestamps_.reset();
   memory_.reset();
   vk_.vkDestroyDevice(device_, nullptr);
 }

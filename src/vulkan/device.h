@@ -32,6 +32,7 @@
 #include "common/backend.h"
 #include "vulkan/cooperative_matrix.h"
 #include "vulkan/instance.h"
+#include "vulkan/timestamp_pool.h"
 #include "vulkan/validated_spirv.h"
 #include "vulkan/vk.h"
 
@@ -151,6 +152,8 @@ class VulkanDevice : public hal::Device {
   const DeviceCaps& caps() const { return caps_; }
   MemoryManager& memory() { return *memory_; }
   PipelineCache& pipeline_cache() { return *pipeline_cache_; }
+  // Timestamp queries for events (timestamp_pool.h); only where caps().timestamps.
+  TimestampPool& timestamps() { return *timestamps_; }
   // The modules the validator passed on this device (validate_spirv() consults it).
   ValidatedSpirv& validated_spirv() const { return validated_spirv_; }
 
@@ -209,6 +212,7 @@ class VulkanDevice : public hal::Device {
   DeviceCaps caps_;
   std::unique_ptr<MemoryManager> memory_;
   std::unique_ptr<PipelineCache> pipeline_cache_;
+  std::unique_ptr<TimestampPool> timestamps_;
   // A memo of validation results, not device state: loads through a const device record in it.
   mutable ValidatedSpirv validated_spirv_;
   std::once_flag warp_measurement_once_;

@@ -7,9 +7,7 @@
 namespace hal::vulkan {
 
 EventCapture::~EventCapture() {
-  if (query_pool != VK_NULL_HANDLE) {
-    device.vk().vkDestroyQueryPool(device.handle(), query_pool, nullptr);
-  }
+  device.timestamps().release(query);
 }
 
 void VulkanEvent::set_capture(std::shared_ptr<EventCapture> capture) {
@@ -25,26 +23,30 @@ std::shared_ptr<EventCapture> VulkanEvent::capture() {
 hal_status VulkanEvent::synchronize() {
   std::shared_ptr<EventCapture> captured = capture();
   if (!captured) return HAL_SUCCESS;
-  hal_status status = captured->core->wait_value(captured->value);
+  hal_status status = captured->core->submit_through(captured->value);
+  if (status == HAL_SUCCESS) status = captured->core->wait_value(captured->value);
   if (status != HAL_SUCCESS) return status;
-  return captured->core->take_fault(captured->value);
+  return captured->core->take_fault(captured->position);
 }
 
 hal_status VulkanEvent::query() {
   std::shared_ptr<EventCapture> captured = capture();
   if (!captured) return HAL_SUCCESS;
+  // A query is a promise of progress too: work recorded before the event starts now.
+  hal_status status = captured->core->submit_through(captured->value);
+  if (status != HAL_SUCCESS) return status;
   bool done = false;
-  hal_status status = captured->core->query_value(captured->value, &done);
+  status = captured->core->query_value(captured->value, &done);
   if (status != HAL_SUCCESS) return status;
   if (!done) return HAL_ERROR_NOT_READY;
-  return captured->core->take_fault(captured->value);
+  return captured->core->take_fault(captured->position);
 }
 
 hal_status VulkanEvent::timestamp(const EventCapture& captured, uint64_t* ticks) {
   uint64_t value = 0;
-  VkResult result =
-      device_.vk().vkGetQueryPoolResults(device_.handle(), captured.query_pool, 0, 1, sizeof(value),
-                                         &value, sizeof(value), VK_QUERY_RESULT_64_BIT);
+  VkResult result = device_.vk().vkGetQueryPoolResults(
+      device_.handle(), captured.query.pool, captured.query.index, 1, sizeof(value), &value,
+      sizeof(value), VK_QUERY_RESULT_64_BIT);
   if (result == VK_NOT_READY) return HAL_ERROR_NOT_READY;
   if (result != VK_SUCCESS) return device_.check(result, "vkGetQueryPoolResults");
   const uint32_t bits = device_.caps().timestamp_valid_bits;
@@ -64,12 +66,14 @@ hal_status VulkanEvent::elapsed_ms(hal::Event& end_event, float* ms) {
     return hal::fail(HAL_ERROR_INVALID_ARGUMENT, "both events must have been recorded");
   }
   for (const auto& captured : {start, end}) {
+    hal_status status = captured->core->submit_through(captured->value);
+    if (status != HAL_SUCCESS) return status;
     bool done = false;
-    hal_status status = captured->core->query_value(captured->value, &done);
+    status = captured->core->query_value(captured->value, &done);
     if (status != HAL_SUCCESS) return status;
     if (!done) return HAL_ERROR_NOT_READY;
   }
-  if (start->query_pool == VK_NULL_HANDLE || end->query_pool == VK_NULL_HANDLE) {
+  if (start->query.pool == VK_NULL_HANDLE || end->query.pool == VK_NULL_HANDLE) {
     return hal::fail(HAL_ERROR_INTERNAL, "a recorded event has no timestamp query");
   }
   uint64_t t0 = 0;

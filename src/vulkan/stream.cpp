@@ -45,8 +45,8 @@ void on_host(const StreamCore& core, const hal_device_info& device, Kind kind, u
 }
 
 // Records the report of a launch of |state| whose bounds-check |record| (spirv_bounds_check.h)
-// counted accesses out of bounds; |value| is the timeline value of the launch's batch.
-void report_bounds_fault(StreamCore& core, uint64_t value, const FunctionState& state,
+// counted accesses out of bounds; |position| is the launch's (StreamCore::position_locked()).
+void report_bounds_fault(StreamCore& core, uint64_t position, const FunctionState& state,
                          const uint32_t* record) {
   const BoundsChecks& bounds = *state.shader->bounds;
   const std::string& kernel = state.entry.name;
@@ -89,7 +89,7 @@ void report_bounds_fault(StreamCore& core, uint64_t value, const FunctionState& 
         parameter);
   }
   hal::log()->error("vulkan bounds check: {}", cause);
-  core.note_fault_locked(value, std::move(cause), std::move(hint));
+  core.note_fault_locked(position, std::move(cause), std::move(hint));
 }
 
 }  // namespace
@@ -346,6 +346,7 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
     traced = trace::Op::kernel_launch(function.desc.name, params.grid, params.block,
                                       params.shared_bytes);
   }
+  const uint64_t position = core_->position_locked();
   status =
       core_->begin_command(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, &cmd, traced ? &*traced : nullptr);
   if (status != HAL_SUCCESS) return status;
@@ -375,8 +376,8 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
   if (!core_->keeps_last_locked(state.get())) core_->keep_alive(state);
   if (record != nullptr) {
     // Read when the batch has completed, before the batch's records are reused.
-    core_->on_complete([core = core_.get(), value = core_->open_value_locked(), state, record] {
-      if (record[0] != 0) report_bounds_fault(*core, value, *state, record);
+    core_->on_complete([core = core_.get(), position, state, record] {
+      if (record[0] != 0) report_bounds_fault(*core, position, *state, record);
     });
   }
   return core_->end_command();
@@ -388,33 +389,43 @@ hal_status VulkanStream::record(hal::Event& event) {
   capture->core = core_;
   const VolkDeviceTable& vk = device_.vk();
   if (device_.caps().timestamps) {
-    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    info.queryCount = 1;
-    VkResult result = vk.vkCreateQueryPool(device_.handle(), &info, nullptr, &capture->query_pool);
-    if (result != VK_SUCCESS) return device_.check(result, "vkCreateQueryPool");
+    hal_status status = device_.timestamps().acquire(&capture->query);
+    if (status != HAL_SUCCESS) return status;
   }
   auto lock = core_->lock();
-  if (capture->query_pool != VK_NULL_HANDLE) {
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    hal_status status = core_->begin_command(0, &cmd);
-    if (status != HAL_SUCCESS) return status;
-    vk.vkCmdResetQueryPool(cmd, capture->query_pool, 0, 1);
-    vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, capture->query_pool, 0);
+  capture->position = core_->position_locked();
+  if (capture->query.pool == VK_NULL_HANDLE) {
+    capture->value = core_->open_value_locked();
+    core_->keep_alive(capture);
+    vulkan_event.set_capture(std::move(capture));
+    return HAL_SUCCESS;
   }
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  hal_status status = core_->begin_command(0, &cmd);
+  if (status != HAL_SUCCESS) return status;
+  // The query may have been another event's: reset it in the same command buffer, before the
+  // write (its earlier batch has completed, or the query would not be free).
+  vk.vkCmdResetQueryPool(cmd, capture->query.pool, capture->query.index, 1);
+  vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, capture->query.pool,
+                         capture->query.index);
+  // The batch holding the write, taken before end_command(), which may submit it and open the
+  // next. No submission otherwise: whoever waits for the event submits its batch (event.h).
   capture->value = core_->open_value_locked();
   core_->keep_alive(capture);
-  hal_status status = core_->flush_locked();
-  if (status != HAL_SUCCESS) return status;
-  vulkan_event.set_capture(std::move(capture));
-  return HAL_SUCCESS;
+  vulkan_event.set_capture(capture);
+  return core_->end_command();
 }
 
 hal_status VulkanStream::wait(hal::Event& event) {
   std::shared_ptr<EventCapture> captured = static_cast<VulkanEvent&>(event).capture();
   if (!captured || captured->core == core_) return HAL_SUCCESS;  // nothing, or earlier here
+  // The other stream's batch must be on its way before this stream's work waits for it: a
+  // timeline may be waited for before its signal is submitted, but hal must not rely on that
+  // stream submitting later by itself.
+  hal_status status = captured->core->submit_through(captured->value);
+  if (status != HAL_SUCCESS) return status;
   bool done = false;
-  hal_status status = captured->core->query_value(captured->value, &done);
+  status = captured->core->query_value(captured->value, &done);
   if (status != HAL_SUCCESS) return status;
   // Also when the work is done: the semaphore wait is what makes its writes visible to this
   // stream's commands (a host that saw it complete does not do that for the device).

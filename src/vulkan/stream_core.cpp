@@ -558,17 +558,17 @@ hal_status StreamCore::query() {
   return done ? HAL_SUCCESS : HAL_ERROR_NOT_READY;
 }
 
-void StreamCore::note_fault_locked(uint64_t value, std::string cause, std::string hint) {
+void StreamCore::note_fault_locked(uint64_t position, std::string cause, std::string hint) {
   if (fault_) {
     ++fault_->later;
     return;
   }
-  fault_ = Fault{value, std::move(cause), std::move(hint), 0};
+  fault_ = Fault{position, std::move(cause), std::move(hint), 0};
 }
 
-hal_status StreamCore::take_fault(uint64_t value) {
+hal_status StreamCore::take_fault(uint64_t position) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!fault_ || fault_->value > value) return HAL_SUCCESS;
+  if (!fault_ || fault_->position >= position) return HAL_SUCCESS;
   Fault fault = std::move(*fault_);
   fault_.reset();
   std::string later;
@@ -596,6 +596,12 @@ hal_status StreamCore::wait_semaphore(uint64_t value) {
     if (result == VK_SUCCESS) return HAL_SUCCESS;
     if (result != VK_TIMEOUT) return device_.check(result, "vkWaitSemaphores");
   }
+}
+
+hal_status StreamCore::submit_through(uint64_t value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (value <= last_submitted_) return HAL_SUCCESS;
+  return flush_locked();
 }
 
 hal_status StreamCore::wait_value(uint64_t value) {

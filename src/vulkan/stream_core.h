@@ -5,8 +5,9 @@
 // stage of the next command: exactly the ordering an in-order stream needs, nothing more. A batch
 // ends with one barrier that makes device writes visible to the host.
 //
-// Submission happens in batches: when the stream is synchronised or queried, when an event is
-// recorded, after a device-to-host copy, before a wait for another stream's unfinished work is
+// Submission happens in batches: when the stream is synchronised or queried, when something waits
+// for an event recorded in the open batch (not when the event is recorded: its timestamp joins
+// the batch), after a device-to-host copy, before a wait for another stream's unfinished work is
 // added, and after
 // kMaxCommandsPerBatch commands or kMaxStagingBytesPerBatch bytes of staging memory; never once
 // per command. Each submission signals the next value of the stream's timeline semaphore and
@@ -131,9 +132,18 @@ class StreamCore {
   size_t wait_count_locked() const { return waits_.size(); }
   uint64_t last_submitted_locked() const { return last_submitted_; }
 
-  // A kernel's bounds-check report (HAL_VULKAN_VALIDATION=gpu), from the completion of the
-  // batch that signals |value|: the first is kept for take_fault(), later ones only counted.
-  void note_fault_locked(uint64_t value, std::string cause, std::string hint);
+  // Where the next command of the open batch stands in the stream's order (opening a batch if
+  // none is open): its batch's timeline value, then how many commands precede it there. Events
+  // share batches with launches, so a launch's fault and an event's capture are ordered by
+  // position, not by batch.
+  uint64_t position_locked() {
+    const uint64_t value = open_value_locked();
+    return (value << kPositionBits) | (open_ ? open_->commands : 0);
+  }
+
+  // A kernel's bounds-check report (HAL_VULKAN_VALIDATION=gpu) for the launch at |position|,
+  // noted when its batch completes: the first is kept for take_fault(), later ones only counted.
+  void note_fault_locked(uint64_t position, std::string cause, std::string hint);
 
   // ---- Deferred releases (take the lock) ----
   // Keeps |object| alive until every command recorded or submitted on this stream so far has
@@ -151,6 +161,9 @@ class StreamCore {
 
   // ---- Synchronisation (take the lock) ----
   hal_status flush();
+  // Submits the open batch when |value| is its timeline value (not yet submitted): what a wait
+  // for an event recorded in it needs first. Anything already submitted: nothing to do.
+  hal_status submit_through(uint64_t value);
   // Submits, then blocks until everything issued so far has completed.
   hal_status synchronize();
   // HAL_SUCCESS or HAL_ERROR_NOT_READY for everything issued so far (submits recorded work).
@@ -159,10 +172,11 @@ class StreamCore {
   hal_status wait_value(uint64_t value);
   // Whether the timeline reached |value| (retires completed batches).
   hal_status query_value(uint64_t value, bool* done);
-  // HAL_ERROR_LAUNCH_FAILED with the kept report when it came from a batch at or before |value|
-  // (and forgets it), else HAL_SUCCESS. Stream, event and device synchronisation and queries call
-  // it once their work has completed; waits hal makes for itself (before freeing memory) do not.
-  hal_status take_fault(uint64_t value);
+  // HAL_ERROR_LAUNCH_FAILED with the kept report when it came from a launch before |position|
+  // (and forgets it), else HAL_SUCCESS; UINT64_MAX takes any. Stream, event and device
+  // synchronisation and queries call it once their work has completed; waits hal makes for
+  // itself (before freeing memory) do not.
+  hal_status take_fault(uint64_t position);
 
  private:
   struct StagingChunk {
@@ -191,8 +205,10 @@ class StreamCore {
     std::shared_ptr<StreamCore> core;
     uint64_t value = 0;
   };
+  // position_locked(): the timeline value above this many bits, the command below.
+  static constexpr int kPositionBits = 20;
   struct Fault {
-    uint64_t value = 0;
+    uint64_t position = 0;
     std::string cause;
     std::string hint;
     uint32_t later = 0;  // faulty launches completed after it, before it was taken

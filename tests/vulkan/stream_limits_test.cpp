@@ -17,13 +17,7 @@ using hal::vulkan::StreamCore;
 
 class StreamLimits : public VulkanTest {
  protected:
-  // The backend's batching core behind |stream|.
-  static std::shared_ptr<StreamCore> core(hal_stream stream) {
-    auto object = hal::find_as<hal::StreamObject>(stream, hal::HandleKind::kStream, "stream");
-    if (!object) return nullptr;
-    auto* vulkan_stream = dynamic_cast<hal::vulkan::VulkanStream*>(hal::stream_of(object->impl));
-    return vulkan_stream != nullptr ? vulkan_stream->core() : nullptr;
-  }
+  static std::shared_ptr<StreamCore> core(hal_stream stream) { return backend_stream_core(stream); }
 };
 
 TEST_F(StreamLimits, LaunchesWithoutSynchronisationKeepFewBatchesInFlight) {

@@ -7,6 +7,8 @@
 #include "common/handles.h"
 #include "common/objects.h"
 #include "vulkan/device.h"
+#include "vulkan/stream.h"
+#include "vulkan/stream_core.h"
 #include "vulkan/validation.h"
 
 #include "hal_assertions.h"
@@ -43,6 +45,14 @@ inline hal::vulkan::VulkanDevice* backend_device(hal_device device) {
   auto object = hal::find_as<hal::DeviceObject>(device, hal::HandleKind::kDevice, "device");
   if (!object) return nullptr;
   return dynamic_cast<hal::vulkan::VulkanDevice*>(hal::device_of(object->impl));
+}
+
+// The backend's batching core behind |stream|, for tests of when work is submitted.
+inline std::shared_ptr<hal::vulkan::StreamCore> backend_stream_core(hal_stream stream) {
+  auto object = hal::find_as<hal::StreamObject>(stream, hal::HandleKind::kStream, "stream");
+  if (!object) return nullptr;
+  auto* vulkan_stream = dynamic_cast<hal::vulkan::VulkanStream*>(hal::stream_of(object->impl));
+  return vulkan_stream != nullptr ? vulkan_stream->core() : nullptr;
 }
 
 class VulkanTest : public ::testing::Test {
