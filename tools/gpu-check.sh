@@ -31,8 +31,11 @@
 #      hal-cts-vulkan0-ptx.json beside hal-cts-cuda0.json), then the benchmarks (hal-bench) on
 #      cuda:0 and vulkan:0, when those programs exist in the build; a missing one is reported
 #      as MISSING. Their matmul and attention figures use the tuned choices of step 6 and say
-#      so. Then the matmul figures at full size on cuda:0 (hal-bench --filter matmul: every pack
-#      kernel at 1024^3 to 4096^3 against cuBLAS, sgemm for fp32 and cublasGemmEx for fp16).
+#      so. Then the launch figures at full length on cuda:0 and vulkan:0 (hal-bench --filter
+#      launch --reps 61: hal against cuLaunchKernel, against raw Vulkan bound once and engine
+#      style, hal_launch's host time, event timings against direct timestamps), and the matmul
+#      figures at full size on cuda:0 (hal-bench --filter matmul: every pack kernel at 1024^3 to
+#      4096^3 against cuBLAS, sgemm for fp32 and cublasGemmEx for fp16).
 # Everything lands in RESULTS_DIR as it happens (a check killed from outside keeps what it has):
 # one log per step, and summary.txt with one line per step: PASS, FAIL (exit code), TIMEOUT,
 # SKIPPED (the budget or an earlier step), NO DEVICE (exit 77: the device named does not exist)
@@ -234,7 +237,15 @@ for program in hal-cts hal-bench; do
   fi
 done
 
+# The launch path at full length on both drivers (the quick runs above issue 64 dispatches):
+# hal against cuLaunchKernel, and against raw Vulkan bound once and engine style, with the host
+# time of hal_launch and event timings against direct timestamps (docs/PERFORMANCE.md).
 if [ -x "$build/bin/hal-bench" ]; then
+  for device in cuda:0 vulkan:0; do
+    run_step "hal-bench launch ($device)" "$run_timeout" "$out/hal-bench-launch-${device/:/}.log" \
+      "$build/bin/hal-bench" --device "$device" --filter launch --reps 61 \
+      --json "$out/hal-bench-launch-${device/:/}.json"
+  done
   run_step "hal-bench matmul (cuda:0)" "$run_timeout" "$out/hal-bench-matmul-cuda0.log" \
     "$build/bin/hal-bench" --device cuda:0 --filter matmul --json "$out/hal-bench-matmul-cuda0.json"
 fi

@@ -115,7 +115,7 @@ std::string latency_note(const Context& ctx) {
 
 void bench_launch(Context& ctx) {
   if (!ctx.wants("launch_overhead") && !ctx.wants("launch_latency") &&
-      !ctx.wants("launch_host_time")) {
+      !ctx.wants("launch_host_time") && !ctx.wants("launch_event_timing")) {
     return;
   }
   const uint32_t n = ctx.options.quick ? 64 : 1000;
@@ -305,6 +305,74 @@ void bench_launch(Context& ctx) {
       f.baseline = Stats::of(raw_us);
     }
     f.note = latency_note(ctx);
+    ctx.report->add(std::move(f));
+  }
+
+  if (ctx.wants("launch_event_timing") && ctx.is_vulkan()) {
+    // How the tuner times a kernel (record, launch, record, wait, elapsed), against the same
+    // dispatch between two timestamps its command buffer writes directly around it: the two
+    // should agree, the events adding no submission gap of their own.
+    constexpr uint32_t kBig = 1u << 20;
+    const uint32_t groups = kBig / kernel.info->block[0];
+    DeviceBuffer bx(ctx, size_t{kBig} * 4), by(ctx, size_t{kBig} * 4);
+    BENCH_CHECK(hal_memset_d32(ctx.stream, bx.ptr, 0, kBig));
+    BENCH_CHECK(hal_memset_d32(ctx.stream, by.ptr, 0, kBig));
+    BENCH_CHECK(hal_stream_synchronize(ctx.stream));
+    uint32_t big = kBig;
+    const std::vector<void*> big_args = {&bx.ptr, &by.ptr, &big, &alpha};
+    hal_event start = nullptr, end = nullptr;
+    BENCH_CHECK(hal_event_create(ctx.device, &start));
+    BENCH_CHECK(hal_event_create(ctx.device, &end));
+    std::string raw_why;
+    std::unique_ptr<RawVulkan> timed = RawVulkan::open(ctx.info.uuid, ctx.info.name, &raw_why);
+    const hal_kernel_blob* blob = hal_kernels_find(kKernel, ctx.ir);
+    if (timed && (blob == nullptr || !timed->prepare(blob->data, blob->size, blob->entry_point, 2,
+                                                     size_t{kBig} * 4, 8, &raw_why))) {
+      timed.reset();
+    }
+    struct Push {
+      uint32_t n;
+      float alpha;
+    } push{kBig, 1.0f};
+    std::vector<double> hal_ms, raw_ms;
+    const uint32_t samples = ctx.reps(31, 5);
+    for (uint32_t i = 0; i < ctx.options.warmup + samples; ++i) {
+      BENCH_CHECK(hal_event_record(start, ctx.stream));
+      kernel.launch(ctx.stream, groups, 1, 1, big_args);
+      BENCH_CHECK(hal_event_record(end, ctx.stream));
+      BENCH_CHECK(hal_event_synchronize(end));
+      float ms = 0;
+      BENCH_CHECK(hal_event_elapsed_ms(start, end, &ms));
+      double direct = 0;
+      if (timed && !timed->time_dispatch(&push, groups, &direct)) {
+        raw_why = "the device has no timestamps, or the raw run failed";
+        timed.reset();
+      }
+      if (i < ctx.options.warmup) continue;
+      hal_ms.push_back(ms);
+      if (timed) raw_ms.push_back(direct);
+    }
+    hal_event_destroy(start);
+    hal_event_destroy(end);
+    Figure f;
+    f.family = "launch";
+    f.name = "launch_event_timing";
+    f.what =
+        "milliseconds hal_event_elapsed_ms gives for events recorded just before and after one "
+        "launch of a 2^20-element saxpy, as the tuner times kernels";
+    f.unit = "ms";
+    f.params = {{"kernel", kKernel}, {"elements", std::to_string(kBig)}};
+    f.value = Stats::of(hal_ms);
+    f.has_baseline = timed != nullptr;
+    if (timed) {
+      f.baseline_name =
+          "raw Vulkan: the same dispatch between two timestamps written in its own command "
+          "buffer";
+      f.baseline = Stats::of(raw_ms);
+    } else {
+      f.baseline_missing = raw_why;
+    }
+    f.note = "A ratio near 1 means event timings are the kernel's own device time.";
     ctx.report->add(std::move(f));
   }
 }

@@ -33,6 +33,10 @@ struct RawVulkan::State {
   // Two groups of |buffer_count| buffers: bind-once uses the first; the per-dispatch styles
   // alternate, as an engine's consecutive kernels see different tensors.
   uint32_t buffer_count = 0;
+  // Timestamps around one dispatch (time_dispatch), and the device's nanoseconds per tick.
+  VkQueryPool timestamps = VK_NULL_HANDLE;
+  float timestamp_period = 0;
+  uint32_t timestamp_bits = 0;
   std::vector<VkDescriptorBufferInfo> infos;
   std::vector<VkBuffer> buffers;
   std::vector<VkDeviceMemory> memories;
@@ -94,9 +98,13 @@ std::unique_ptr<RawVulkan> RawVulkan::open(const uint8_t uuid[16], const std::st
     vkGetPhysicalDeviceProperties2(p, &props);
     if (std::memcmp(id.deviceUUID, uuid, VK_UUID_SIZE) == 0) {
       s.physical = p;
+      s.timestamp_period = props.properties.limits.timestampPeriod;
       break;
     }
-    if (s.physical == VK_NULL_HANDLE && name == props.properties.deviceName) s.physical = p;
+    if (s.physical == VK_NULL_HANDLE && name == props.properties.deviceName) {
+      s.physical = p;
+      s.timestamp_period = props.properties.limits.timestampPeriod;
+    }
   }
   if (s.physical == VK_NULL_HANDLE) {
     *why = "no physical device matches hal's device '" + name + "'";
@@ -110,6 +118,7 @@ std::unique_ptr<RawVulkan> RawVulkan::open(const uint8_t uuid[16], const std::st
   for (uint32_t i = 0; i < count && !found; ++i) {
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
       s.queue_family = i;
+      s.timestamp_bits = families[i].timestampValidBits;
       found = true;
     }
   }
@@ -180,6 +189,7 @@ RawVulkan::~RawVulkan() {
     for (VkDeviceMemory m : s.memories) vkFreeMemory(s.device, m, nullptr);
     if (s.descriptor_pool) vkDestroyDescriptorPool(s.device, s.descriptor_pool, nullptr);
     if (s.per_dispatch_pool) vkDestroyDescriptorPool(s.device, s.per_dispatch_pool, nullptr);
+    if (s.timestamps) vkDestroyQueryPool(s.device, s.timestamps, nullptr);
     if (s.pipeline) vkDestroyPipeline(s.device, s.pipeline, nullptr);
     if (s.push_pipeline) vkDestroyPipeline(s.device, s.push_pipeline, nullptr);
     if (s.layout) vkDestroyPipelineLayout(s.device, s.layout, nullptr);
@@ -409,6 +419,48 @@ bool RawVulkan::run_batched(Binding binding, uint32_t n, const void* push, uint3
   const bool ok = vkWaitForFences(s.device, 1, &s.fence, VK_TRUE, UINT64_MAX) == VK_SUCCESS;
   vkResetFences(s.device, 1, &s.fence);
   return ok;
+}
+
+bool RawVulkan::time_dispatch(const void* push, uint32_t gx, double* ms) {
+  State& s = *s_;
+  if (s.timestamp_bits == 0 || s.timestamp_period <= 0) return false;
+  if (s.timestamps == VK_NULL_HANDLE) {
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = 2;
+    if (vkCreateQueryPool(s.device, &info, nullptr, &s.timestamps) != VK_SUCCESS) return false;
+  }
+  vkResetCommandPool(s.device, s.pool, 0);
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(s.cmd, &begin);
+  vkCmdResetQueryPool(s.cmd, s.timestamps, 0, 2);
+  vkCmdWriteTimestamp(s.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s.timestamps, 0);
+  vkCmdBindPipeline(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s.pipeline);
+  vkCmdBindDescriptorSets(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s.layout, 0, 1, &s.set, 0,
+                          nullptr);
+  if (s.push_bytes > 0) {
+    vkCmdPushConstants(s.cmd, s.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, s.push_bytes, push);
+  }
+  vkCmdDispatch(s.cmd, gx, 1, 1);
+  vkCmdWriteTimestamp(s.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s.timestamps, 1);
+  if (vkEndCommandBuffer(s.cmd) != VK_SUCCESS) return false;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &s.cmd;
+  if (vkQueueSubmit(s.queue, 1, &submit, s.fence) != VK_SUCCESS) return false;
+  const bool ok = vkWaitForFences(s.device, 1, &s.fence, VK_TRUE, UINT64_MAX) == VK_SUCCESS;
+  vkResetFences(s.device, 1, &s.fence);
+  uint64_t ticks[2] = {};
+  if (!ok ||
+      vkGetQueryPoolResults(s.device, s.timestamps, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
+                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS) {
+    return false;
+  }
+  const uint64_t mask =
+      s.timestamp_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << s.timestamp_bits) - 1;
+  *ms = static_cast<double>((ticks[1] & mask) - (ticks[0] & mask)) * s.timestamp_period / 1e6;
+  return true;
 }
 
 }  // namespace bench

@@ -43,6 +43,9 @@ class RawVulkan {
   // device without push descriptors.
   bool run_batched(Binding binding, uint32_t n, const void* push, uint32_t gx);
   bool has_push_descriptors() const;
+  // One dispatch of |gx| workgroups (bind-once) between two timestamps written in the same
+  // command buffer: the kernel's device time in *ms. False without timestamps or on an error.
+  bool time_dispatch(const void* push, uint32_t gx, double* ms);
 
  private:
   RawVulkan() = default;

@@ -25,4 +25,8 @@ bool RawVulkan::has_push_descriptors() const {
   return false;
 }
 
+bool RawVulkan::time_dispatch(const void*, uint32_t, double*) {
+  return false;
+}
+
 }  // namespace bench
