@@ -30,4 +30,14 @@ extern const size_t kAddressSpirvBytes;
 extern const uint32_t kUniformSpirv[];
 extern const size_t kUniformSpirvBytes;
 
+// Two nested loops of a dependent integer mix (x = x * 1664525 + 1013904223; x ^= x >> 13),
+// |outer| times |inner| steps, from x = the workgroup's index; one thread per workgroup writes
+// out[workgroup] = x. Parameters: out, outer (u32), inner (u32). SPIR-V 1.5 (entry point "main",
+// block 1) and PTX (ISA 7.0, sm_50, entry point "cts_loops", NUL-terminated, the size excluding
+// the NUL), with one parameter list.
+extern const uint32_t kLoopsSpirv[];
+extern const size_t kLoopsSpirvBytes;
+extern const char kLoopsPtx[];
+extern const size_t kLoopsPtxBytes;
+
 }  // namespace cts
