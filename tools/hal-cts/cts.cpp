@@ -59,7 +59,17 @@ std::string device_name(const ::testing::TestParamInfo<const Device*>& info) {
   return info.param->label;
 }
 
+// Success and HAL_ERROR_NOT_READY leave hal_last_error() as an earlier call set it: quoting it
+// there would blame this call for an older message.
+static bool sets_last_error(hal_status status) {
+  return status != HAL_SUCCESS && status != HAL_ERROR_NOT_READY;
+}
+
 std::string describe(hal_status status) {
+  if (!sets_last_error(status)) {
+    return std::string(hal_status_string(status)) +
+           " (a status that leaves hal_last_error() unchanged: no message of its own)";
+  }
   return std::string(hal_status_string(status)) + ": " + hal_last_error();
 }
 
@@ -67,8 +77,8 @@ void expect_status(hal_status expected, const char* api, hal_status got, const c
                    const char* file, int line) {
   const std::string message = hal_last_error();
   if (got != expected) {
-    ADD_FAILURE_AT(file, line) << text << " returned " << hal_status_string(got) << ", expected "
-                               << hal_status_string(expected) << " (last error: " << message << ")";
+    ADD_FAILURE_AT(file, line) << text << " returned " << describe(got) << ", expected "
+                               << hal_status_string(expected);
     return;
   }
   if (message.empty()) {
