@@ -20,6 +20,9 @@
 #define FAULT_NO_OPTIONAL_ENTRIES 8
 #define FAULT_NEEDS_ABSENT_LIBRARY 9
 #define FAULT_WRONG_KIND 10
+/* Loads and runs, but computes wrong: vector_add_f32 adds B to itself, and saxpy is dropped.
+ * For the conformance suite, which must fail it however few kernels it has. */
+#define FAULT_WRONG_KERNEL 11
 
 #ifndef HAL_TEST_FAULT
 #error "HAL_TEST_FAULT selects the fault"
@@ -39,6 +42,66 @@ int hal_test_use_dependency(void) {
 #endif
 
 static hal_driver table;
+
+#if HAL_TEST_FAULT == FAULT_WRONG_KERNEL
+static hal_status (*base_module_load)(hal_driver_device, hal_ir, const void*, size_t,
+                                      const hal_driver_module_options*, hal_driver_module*,
+                                      uint32_t*);
+static hal_status (*base_module_function)(hal_driver_module, uint32_t, hal_driver_function*,
+                                          const hal_driver_function_info**);
+static hal_status (*base_launch)(hal_driver_stream, hal_driver_function, const hal_driver_launch*);
+static const char* (*base_error_message)(void);
+static hal_driver_function vector_add; /* the function handle of vector_add_f32, once seen */
+static const char* own_error;          /* this module's own last failure, else NULL */
+
+static const char* wrong_kernel_error(void) {
+  return own_error != NULL ? own_error : base_error_message();
+}
+
+static hal_status without_saxpy(hal_driver_device device, hal_ir ir, const void* blob, size_t size,
+                                const hal_driver_module_options* options, hal_driver_module* out,
+                                uint32_t* count) {
+  /* A built-in blob is "HALK" and the kernel's name. A failure leaves its own cause, as the
+   * interface asks: the skeleton's last message would belong to another call. */
+  own_error = NULL;
+  if (size == 9 && memcmp((const char*)blob + 4, "saxpy", 5) == 0) {
+    own_error = "wrong_kernel has no built-in kernel saxpy (this test driver leaves it out)";
+    return HAL_ERROR_NOT_FOUND;
+  }
+  return base_module_load(device, ir, blob, size, options, out, count);
+}
+
+static hal_status noting_vector_add(hal_driver_module module, uint32_t index,
+                                    hal_driver_function* function,
+                                    const hal_driver_function_info** info) {
+  hal_status status = base_module_function(module, index, function, info);
+  if (status == HAL_SUCCESS && strcmp((*info)->name, "vector_add_f32") == 0) {
+    vector_add = *function;
+  }
+  return status;
+}
+
+static hal_status wrong_vector_add(hal_driver_stream stream, hal_driver_function function,
+                                   const hal_driver_launch* config) {
+  if (function == vector_add && config->param_count >= 2) {
+    /* B + B instead of A + B: the first argument replaced by the second. */
+    hal_driver_launch wrong = *config;
+    void* args[4];
+    hal_driver_range pointers[4];
+    uint32_t i;
+    for (i = 0; i < config->param_count && i < 4; ++i) {
+      args[i] = config->args[i];
+      pointers[i] = config->pointers[i];
+    }
+    args[0] = args[1];
+    pointers[0] = pointers[1];
+    wrong.args = args;
+    wrong.pointers = pointers;
+    return base_launch(stream, function, &wrong);
+  }
+  return base_launch(stream, function, config);
+}
+#endif
 
 static const char* init_error(void) {
   return "the test device's firmware did not answer. Power-cycle the test device";
@@ -90,6 +153,18 @@ HAL_DRIVER_EXPORT hal_status hal_driver_query(uint32_t core_interface_version,
     case FAULT_WRONG_KIND:
       table.backend = HAL_BACKEND_CUDA; /* only the backend named "cuda" may say so */
       break;
+#if HAL_TEST_FAULT == FAULT_WRONG_KERNEL
+    case FAULT_WRONG_KERNEL:
+      base_module_load = table.module_load;
+      base_module_function = table.module_function;
+      base_launch = table.launch;
+      base_error_message = table.error_message;
+      table.error_message = wrong_kernel_error;
+      table.module_load = without_saxpy;
+      table.module_function = noting_vector_add;
+      table.launch = wrong_vector_add;
+      break;
+#endif
     case FAULT_NO_OPTIONAL_ENTRIES:
       /* What a driver written before these entries existed looks like to a newer core. */
       table.host_alloc = NULL;

@@ -163,8 +163,10 @@ foreach(area DeviceInfo Memory Copies Streams Errors Modules Launch Numerics)
   endif()
 endforeach()
 # The skeleton's kernels run: fill_f32 (the launch tests), copy_f32 (pointers at offsets),
-# saxpy (ordering on a stream), all four checked against the reference (Numerics.Smoke).
-foreach(test Numerics.Smoke Modules.EveryPackKernelLoads Modules.Unload Launch.GridAtDeviceLimits
+# saxpy (ordering on a stream), each of the four checked against the reference on its own
+# (Numerics.Smoke*).
+foreach(test Numerics.SmokeFill Numerics.SmokeCopy Numerics.SmokeVectorAdd Numerics.SmokeSaxpy
+             Modules.EveryPackKernelLoads Modules.Unload Launch.GridAtDeviceLimits
              Launch.BlockRules Launch.ArgumentValidation Launch.RawAddressesAtFourByteOffsets
              Streams.KernelOrderWithinStream DeviceInfo.AcceptedIrsLoad)
   if(NOT "${result_${test}}" STREQUAL "passed")

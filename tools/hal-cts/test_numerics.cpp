@@ -93,43 +93,90 @@ class Numerics : public DeviceTest {
 
 // ---- Smoke kernels ----------------------------------------------------------------------------
 
-TEST_P(Numerics, Smoke) {
-  Kernel fill, copy, add, saxpy;
-  CTS_LOAD_OR_SKIP(fill, "fill_f32");
-  CTS_LOAD_OR_SKIP(copy, "copy_f32");
-  CTS_LOAD_OR_SKIP(add, "vector_add_f32");
-  CTS_LOAD_OR_SKIP(saxpy, "saxpy");
+// Each smoke kernel in a test of its own: a device that lacks one skips only that one's test,
+// and a wrong one fails its own test whatever else the device provides. The sizes run past one
+// workgroup and into the grid-stride loop (the grid is capped at 64 blocks).
+std::vector<uint32_t> smoke_sizes() {
   std::vector<uint32_t> sizes = {1, 17, 255, 4099};
   if (!options().quick) sizes.push_back(1000003);
-  for (uint32_t n : sizes) {
+  return sizes;
+}
+uint32_t smoke_grid(uint32_t n) {
+  return std::min<uint32_t>((n + 255) / 256, 64);
+}
+
+TEST_P(Numerics, SmokeFill) {
+  Kernel fill;
+  CTS_LOAD_OR_SKIP(fill, "fill_f32");
+  for (uint32_t n : smoke_sizes()) {
     SCOPED_TRACE("n = " + std::to_string(n));
-    const uint32_t grid = std::min<uint32_t>((n + 255) / 256, 64);  // grid-stride beyond 64
+    Data dz(device(), stream_, n + 1, Storage::kF32);
+    std::vector<float> z(n + 1, -7.0f);
+    dz.upload(z);
+    uint32_t count = n;
+    float value = 3.25f;
+    // Exact, and not one element past n.
+    ASSERT_NO_FATAL_FAILURE(fill.launch(stream_, smoke_grid(n), 1, 1, {&dz.ptr, &count, &value}));
+    std::vector<float> got = dz.download();
+    EXPECT_EQ(std::count(got.begin(), got.end() - 1, value), static_cast<long>(n)) << "fill_f32";
+    EXPECT_EQ(got[n], -7.0f) << "fill_f32 wrote the element past n";
+  }
+}
+
+TEST_P(Numerics, SmokeCopy) {
+  Kernel copy;
+  CTS_LOAD_OR_SKIP(copy, "copy_f32");
+  for (uint32_t n : smoke_sizes()) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const std::vector<float> x = ref::random_uniform(n, n);
+    Data dx(device(), stream_, n, Storage::kF32), dz(device(), stream_, n, Storage::kF32);
+    dx.upload(x);
+    uint32_t count = n;
+    // Exact.
+    ASSERT_NO_FATAL_FAILURE(copy.launch(stream_, smoke_grid(n), 1, 1, {&dx.ptr, &dz.ptr, &count}));
+    EXPECT_EQ(dz.download(), x) << "copy_f32";
+  }
+}
+
+TEST_P(Numerics, SmokeVectorAdd) {
+  Kernel add;
+  CTS_LOAD_OR_SKIP(add, "vector_add_f32");
+  for (uint32_t n : smoke_sizes()) {
+    SCOPED_TRACE("n = " + std::to_string(n));
     const std::vector<float> x = ref::random_uniform(n, n), y = ref::random_uniform(n, n + 1);
-    Data dx(device(), stream_, n, Storage::kF32), dy(device(), stream_, n + 1, Storage::kF32),
+    Data dx(device(), stream_, n, Storage::kF32), dy(device(), stream_, n, Storage::kF32),
         dz(device(), stream_, n, Storage::kF32);
     dx.upload(x);
-    std::vector<float> y1 = y;
-    y1.push_back(-7.0f);
-    dy.upload(y1);
+    dy.upload(y);
     uint32_t count = n;
-    float value = 3.25f, alpha = 0.75f;
-    // fill: exact, and not one element past n.
-    ASSERT_NO_FATAL_FAILURE(fill.launch(stream_, grid, 1, 1, {&dz.ptr, &count, &value}));
-    std::vector<float> got = dz.download();
-    EXPECT_EQ(std::count(got.begin(), got.end(), value), static_cast<long>(n)) << "fill_f32";
-    // copy: exact.
-    ASSERT_NO_FATAL_FAILURE(copy.launch(stream_, grid, 1, 1, {&dx.ptr, &dz.ptr, &count}));
-    EXPECT_EQ(dz.download(), x) << "copy_f32";
-    // vector_add: one rounding.
-    ASSERT_NO_FATAL_FAILURE(add.launch(stream_, grid, 1, 1, {&dx.ptr, &dy.ptr, &dz.ptr, &count}));
+    ASSERT_NO_FATAL_FAILURE(
+        add.launch(stream_, smoke_grid(n), 1, 1, {&dx.ptr, &dy.ptr, &dz.ptr, &count}));
+    // One rounding.
     ref::Result sum;
     for (uint32_t i = 0; i < n; ++i) {
       sum.value.push_back(double{x[i]} + y[i]);
       sum.bound.push_back(ref::kUnitF32 * std::fabs(sum.value.back()));
     }
     expect_close(dz.download(), sum, "vector_add_f32");
-    // saxpy: at most two roundings; y[n] untouched.
-    ASSERT_NO_FATAL_FAILURE(saxpy.launch(stream_, grid, 1, 1, {&dx.ptr, &dy.ptr, &count, &alpha}));
+  }
+}
+
+TEST_P(Numerics, SmokeSaxpy) {
+  Kernel saxpy;
+  CTS_LOAD_OR_SKIP(saxpy, "saxpy");
+  for (uint32_t n : smoke_sizes()) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const std::vector<float> x = ref::random_uniform(n, n), y = ref::random_uniform(n, n + 1);
+    Data dx(device(), stream_, n, Storage::kF32), dy(device(), stream_, n + 1, Storage::kF32);
+    dx.upload(x);
+    std::vector<float> y1 = y;
+    y1.push_back(-7.0f);
+    dy.upload(y1);
+    uint32_t count = n;
+    float alpha = 0.75f;
+    ASSERT_NO_FATAL_FAILURE(
+        saxpy.launch(stream_, smoke_grid(n), 1, 1, {&dx.ptr, &dy.ptr, &count, &alpha}));
+    // At most two roundings; y[n] untouched.
     ref::Result ax;
     for (uint32_t i = 0; i < n; ++i) {
       ax.value.push_back(double{alpha} * x[i] + y[i]);
