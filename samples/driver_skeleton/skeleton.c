@@ -281,9 +281,22 @@ static hal_status init(const hal_driver_host* host, uint32_t* device_count) {
   return HAL_SUCCESS;
 }
 
-/* A real device has its own (a serial number, a PCI function); this one is made up. */
-static const uint8_t kUuid[16] = {0x68, 0x61, 0x6c, 0x2d, 0x73, 0x6b, 0x65, 0x6c,
-                                  0x65, 0x74, 0x6f, 0x6e, 0x00, 0x00, 0x00, 0x01};
+/* A real device has its own (a serial number, a PCI function). This one is made up from the
+ * driver's name, so a driver copied from the skeleton and renamed (docs/NEW_DEVICE.md) gets a
+ * UUID of its own: programs tell devices apart by it, and hal-cts fails two that share one.
+ * Two FNV-1a hashes of the name, with different starting values, fill the 16 bytes. */
+static void make_uuid(uint8_t uuid[16]) {
+  static const char kName[] = "skeleton";
+  uint64_t halves[2] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
+  size_t h, i;
+  for (h = 0; h < 2; ++h) {
+    for (i = 0; kName[i] != '\0'; ++i) {
+      halves[h] ^= (unsigned char)kName[i];
+      halves[h] *= 0x100000001b3ull;
+    }
+    for (i = 0; i < 8; ++i) uuid[8 * h + i] = (uint8_t)(halves[h] >> (8 * i));
+  }
+}
 
 static hal_status device_get(uint32_t index, hal_driver_device* device, hal_device_info* out) {
   long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
@@ -298,7 +311,7 @@ static hal_status device_get(uint32_t index, hal_driver_device* device, hal_devi
   snprintf(info.driver_name, sizeof info.driver_name, "skeleton");
   snprintf(info.driver_info, sizeof info.driver_info,
            "skeleton " SKELETON_VERSION_TEXT ", built-in kernels run on the host CPU");
-  memcpy(info.uuid, kUuid, sizeof kUuid); /* vendor_id and device_id: a PCI device's, or 0 */
+  make_uuid(info.uuid); /* vendor_id and device_id: a PCI device's, or 0 */
   info.driver_version = SKELETON_VERSION;
   info.ir_mask = HAL_IR_BUILTIN;
   info.total_memory = memory;

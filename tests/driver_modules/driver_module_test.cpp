@@ -176,6 +176,22 @@ TEST(DriverModules, TheWorkingModulesAndTheBuiltInBackendsKeepWorking) {
   }
 }
 
+// A driver made from the skeleton by renaming it (docs/NEW_DEVICE.md) reports a UUID of its own,
+// not the skeleton's: programs that keep state per device tell the two apart.
+TEST(DriverModules, ARenamedSkeletonHasItsOwnUuid) {
+  hal_device skeleton = nullptr, renamed = nullptr;
+  ASSERT_OK(hal_device_find("skeleton:0", &skeleton));
+  ASSERT_OK(hal_device_find("mynpu:0", &renamed));
+  hal_device_info a{}, b{};
+  a.struct_size = b.struct_size = sizeof(hal_device_info);
+  ASSERT_OK(hal_device_get_info(skeleton, &a));
+  ASSERT_OK(hal_device_get_info(renamed, &b));
+  EXPECT_STREQ(b.driver_name, "mynpu");
+  EXPECT_NE(std::memcmp(a.uuid, b.uuid, sizeof a.uuid), 0) << "the renamed driver kept the UUID";
+  const uint8_t zero[16] = {};
+  EXPECT_NE(std::memcmp(b.uuid, zero, sizeof zero), 0);
+}
+
 // A driver of an older interface (or one that simply leaves them out) has no optional entries:
 // the core falls back where it can and says HAL_ERROR_NOT_SUPPORTED where it cannot.
 TEST(DriverModules, OptionalEntriesLeftNullFallBackOrAreNotSupported) {

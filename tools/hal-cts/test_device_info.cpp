@@ -1,5 +1,6 @@
 // Area DeviceInfo: the device's limits are present and consistent, it is found again through its
 // selectors, and every IR it claims to accept really loads (while the others are refused).
+#include <cstring>
 #include <string>
 
 #include "cts.h"
@@ -95,6 +96,29 @@ TEST_P(DeviceInfo, FoundAgainBySelector) {
   CTS_ASSERT_OK(hal_device_get_info(device(), &second));
   EXPECT_EQ(std::string(second.name), std::string(info().name)) << "the info is stable";
   EXPECT_EQ(second.total_memory, info().total_memory);
+}
+
+// The UUID is the device's identity for every program that keeps per-device state (caches, tuning
+// databases, device selection across runs): it must not be all zeros, and no other device in the
+// process, of any backend, may report the same one. A driver copied from the skeleton without
+// its own UUID shares the skeleton's.
+TEST_P(DeviceInfo, UuidIdentifiesTheDevice) {
+  const uint8_t zero[16] = {};
+  EXPECT_NE(std::memcmp(info().uuid, zero, sizeof zero), 0) << "the device's UUID is all zeros";
+  uint32_t count = 0;
+  CTS_ASSERT_OK(hal_device_count(&count));
+  for (uint32_t i = 0; i < count; ++i) {
+    if (i == info().global_index) continue;
+    hal_device other = nullptr;
+    CTS_ASSERT_OK(hal_device_get(i, &other));
+    hal_device_info o{};
+    o.struct_size = sizeof o;
+    CTS_ASSERT_OK(hal_device_get_info(other, &o));
+    EXPECT_NE(std::memcmp(info().uuid, o.uuid, sizeof o.uuid), 0)
+        << "device " << o.backend_name << ":" << o.backend_index << " (" << o.name
+        << ") reports the same UUID: give each device a UUID of its own (a driver made from the "
+           "skeleton must not keep the skeleton's)";
+  }
 }
 
 TEST_P(DeviceInfo, StructSizeChecked) {
