@@ -287,19 +287,6 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
   }
 
   auto lock = core_->lock();
-  if (state->param_block_bytes > 0) {
-    // The arguments go to staging memory, alive until the batch completes; the kernel reads them
-    // through the address pushed in their place.
-    StagingSpan span;
-    status = core_->stage(state->param_block_bytes, &span);
-    if (status != HAL_SUCCESS) return status;
-    if (span.address == 0) {
-      return hal::fail(HAL_ERROR_INTERNAL, "staging memory has no device address");
-    }
-    std::memcpy(span.host, push.data(), state->param_block_bytes);
-    push.assign(state->push_size, 0);
-    std::memcpy(push.data(), &span.address, sizeof span.address);
-  }
   // The previous launch in this command buffer bound sets describing exactly these buffers for
   // this function's layout: they are still bound (copies, fills, barriers and other pipelines
   // of the same layout leave them alone). With bounds checks each launch has its own record.
@@ -339,6 +326,21 @@ hal_status VulkanStream::launch(hal::Function& function, const LaunchParams& par
     }
     vk.vkUpdateDescriptorSets(device_.handle(), static_cast<uint32_t>(writes.size()), writes.data(),
                               0, nullptr);
+  }
+  if (state->param_block_bytes > 0) {
+    // The arguments go to staging memory, alive until the batch completes; the kernel reads them
+    // through the address pushed in their place. Staged after the descriptor sets: allocating
+    // them may submit the open batch (its pool full), and staging taken before that would go
+    // with that batch and be reused while this launch, in the next one, still reads it.
+    StagingSpan span;
+    status = core_->stage(state->param_block_bytes, &span);
+    if (status != HAL_SUCCESS) return status;
+    if (span.address == 0) {
+      return hal::fail(HAL_ERROR_INTERNAL, "staging memory has no device address");
+    }
+    std::memcpy(span.host, push.data(), state->param_block_bytes);
+    push.assign(state->push_size, 0);
+    std::memcpy(push.data(), &span.address, sizeof span.address);
   }
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   std::optional<trace::Op> traced;
