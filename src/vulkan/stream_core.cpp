@@ -484,6 +484,11 @@ void StreamCore::drop_open_locked() {
   spare_.push_back(std::move(open_));
   pending_stages_ = 0;
   tracing_command_ = false;
+  // Its timeline value is never signalled, nor given to a later batch: an event captured in it
+  // would otherwise wait forever, or complete with unrelated work and a timestamp never written.
+  // Waits for such an event fail instead (submit_through).
+  dropped_values_.push_back(next_value_++);
+  drop_reason_ = hal::pending_error();
 }
 
 void StreamCore::retire_locked(uint64_t completed) {
@@ -600,6 +605,12 @@ hal_status StreamCore::wait_semaphore(uint64_t value) {
 
 hal_status StreamCore::submit_through(uint64_t value) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (std::find(dropped_values_.begin(), dropped_values_.end(), value) != dropped_values_.end()) {
+    return hal::failf(HAL_ERROR_LAUNCH_FAILED,
+                      "the work recorded on the stream before this event never ran: its "
+                      "submission failed ({})",
+                      drop_reason_.empty() ? "no reason given" : drop_reason_);
+  }
   if (value <= last_submitted_) return HAL_SUCCESS;
   return flush_locked();
 }

@@ -163,6 +163,8 @@ class StreamCore {
   hal_status flush();
   // Submits the open batch when |value| is its timeline value (not yet submitted): what a wait
   // for an event recorded in it needs first. Anything already submitted: nothing to do.
+  // HAL_ERROR_LAUNCH_FAILED when the batch of |value| was dropped unsubmitted after a failed
+  // submission (its work never ran, and its value is never signalled).
   hal_status submit_through(uint64_t value);
   // Submits, then blocks until everything issued so far has completed.
   hal_status synchronize();
@@ -251,6 +253,10 @@ class StreamCore {
   uint64_t next_value_ = 1;
   uint64_t last_submitted_ = 0;
   uint64_t completed_ = 0;
+  // Timeline values of batches dropped unsubmitted (drop_open_locked), never signalled, and why
+  // the last was dropped. Submission failures are rare: the list stays short.
+  std::vector<uint64_t> dropped_values_;
+  std::string drop_reason_;
   uint32_t trace_row_ = 0;
   bool tracing_command_ = false;  // the open command got a begin timestamp
   std::optional<Fault> fault_;
