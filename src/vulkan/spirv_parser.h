@@ -117,6 +117,9 @@ class Parser {
   std::vector<std::pair<uint32_t, Variable>> variables_;  // in declaration order
   std::unordered_map<uint32_t, Decorations> decorations_;
   std::unordered_map<uint64_t, uint32_t> member_offsets_;  // (struct << 32 | member) -> offset
+  // (struct << 32 | member) -> the MatrixStride of a matrix member, and whether it is RowMajor.
+  std::unordered_map<uint64_t, uint32_t> member_matrix_strides_;
+  std::unordered_map<uint64_t, bool> member_row_major_;
   std::unordered_map<uint32_t, std::string> names_;
   std::unordered_map<uint32_t, std::pair<uint64_t, uint32_t>> sizes_;  // type -> size, alignment
   std::unordered_map<uint32_t, uint64_t> given_;  // SpecId -> value given at load

@@ -224,14 +224,20 @@ bool Parser::parse_instruction(uint32_t op, size_t at, size_t length) {
       }
       return true;
     }
-    case kOpMemberDecorate:
+    case kOpMemberDecorate: {
       if (!need(4)) return false;
+      const uint64_t key = (static_cast<uint64_t>(words_[at + 1]) << 32) | words_[at + 2];
       if (words_[at + 3] == kDecorationOffset) {
         if (!need(5)) return false;
-        member_offsets_[(static_cast<uint64_t>(words_[at + 1]) << 32) | words_[at + 2]] =
-            words_[at + 4];
+        member_offsets_[key] = words_[at + 4];
+      } else if (words_[at + 3] == kDecorationMatrixStride) {
+        if (!need(5)) return false;
+        member_matrix_strides_[key] = words_[at + 4];
+      } else if (words_[at + 3] == kDecorationRowMajor) {
+        member_row_major_[key] = true;
       }
       return true;
+    }
     default:
       trace(op, at, length);
       return true;
@@ -322,8 +328,25 @@ bool Parser::type_size_uncached(uint32_t id, int depth, uint64_t* size, uint32_t
         uint64_t member_size = 0;
         uint32_t member_alignment = 1;
         if (!type_size(o[m], depth + 1, &member_size, &member_alignment)) return false;
+        const uint64_t key = (static_cast<uint64_t>(id) << 32) | m;
+        // A laid-out matrix member spans its MatrixStride per column (per row when RowMajor):
+        // std140's mat3 is three 16-byte columns, not three vec3s packed.
+        if (auto stride = member_matrix_strides_.find(key);
+            stride != member_matrix_strides_.end()) {
+          auto matrix = types_.find(o[m]);
+          if (matrix != types_.end() && matrix->second.op == kOpTypeMatrix &&
+              matrix->second.operands.size() >= 2) {
+            uint32_t rows = 0;
+            if (auto column = types_.find(matrix->second.operands[0]);
+                column != types_.end() && column->second.operands.size() >= 2) {
+              rows = column->second.operands[1];
+            }
+            const uint64_t lines = member_row_major_.count(key) ? rows : matrix->second.operands[1];
+            member_size = std::max<uint64_t>(member_size, uint64_t{stride->second} * lines);
+          }
+        }
         uint64_t offset = 0;
-        auto off = member_offsets_.find((static_cast<uint64_t>(id) << 32) | m);
+        auto off = member_offsets_.find(key);
         if (off != member_offsets_.end()) {
           offset = off->second;
         } else {

@@ -69,6 +69,12 @@ TEST(SpirvReflect, UniformBlocksAreSizedByTheirLayout) {
   EXPECT_EQ(entry.bindings[0].block_bytes, 80u);
   EXPECT_EQ(entry.bindings[1].kind, DescriptorKind::kStorageBuffer);
   EXPECT_EQ(reflect("uniform_too_large").entry_points.at(0).bindings.at(0).block_bytes, 80000u);
+  // Matrices by their MatrixStride: a std140 mat3 after a vec4 ends at 64, a row_major mat2x4
+  // spans four 16-byte rows.
+  const ReflectedEntryPoint matrices = reflect("uniform_matrix").entry_points.at(0);
+  ASSERT_EQ(matrices.bindings.size(), 3u);
+  EXPECT_EQ(matrices.bindings[0].block_bytes, 64u);
+  EXPECT_EQ(matrices.bindings[1].block_bytes, 64u);
 }
 
 TEST(SpirvReflect, SharedMemorySetsAndPushLayout) {

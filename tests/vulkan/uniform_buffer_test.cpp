@@ -6,6 +6,7 @@
 
 #include <hal/hal.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -119,11 +120,17 @@ TEST_F(UniformBuffer, BlockRunningPastItsAllocationIsRefused) {
   const hal_deviceptr small = alloc(64);
   EXPECT_HAL(HAL_ERROR_OUT_OF_RANGE, launch(small));
   EXPECT_TRUE(LastErrorHas({"parameter 0", "+80", "16 byte(s) past the end"}));
-  // The same block inside a larger allocation, ending exactly at its end, is fine.
-  const hal_deviceptr exact = alloc(160);
+  // The same block inside a larger allocation, at an aligned offset and ending exactly at the
+  // allocation's end, is fine.
+  hal_param_info block{};
+  block.struct_size = sizeof block;
+  ASSERT_OK(hal_function_get_param(fn_, 0, &block));
+  const uint32_t alignment = std::max<uint32_t>(block.alignment, 1);
+  const uint32_t offset = (kBlockBytes + alignment - 1) / alignment * alignment;
+  const hal_deviceptr exact = alloc(offset + kBlockBytes);
   const std::vector<uint8_t> bytes = settings(1, {1.0f, 1.0f, 1.0f, 1.0f});
-  ASSERT_OK(hal_memcpy_htod(stream_, exact + 80, bytes.data(), kBlockBytes));
-  EXPECT_OK(launch(exact + 80));
+  ASSERT_OK(hal_memcpy_htod(stream_, exact + offset, bytes.data(), kBlockBytes));
+  EXPECT_OK(launch(exact + offset));
   EXPECT_OK(hal_stream_synchronize(stream_));
 }
 
