@@ -289,8 +289,9 @@ HAL_API hal_status hal_mem_alloc(hal_device device, size_t size, hal_deviceptr* 
 /* Frees an allocation. |ptr| must be a base address returned by hal_mem_alloc on |device|, and
  * no work may be issued on it once the call returns. Work already issued that uses the memory
  * still completes with it: the memory is handed out again only after the work issued on |device|
- * before the free has completed. On Vulkan devices the call does not wait for that work: it
- * returns at once, however busy the device's streams are (CUDA devices wait for the device).
+ * before the free has completed. On Vulkan devices the call does not wait for that work (it may
+ * wait briefly for a launch or copy another thread is issuing on the device); CUDA devices wait
+ * for the device.
  * Returns: HAL_SUCCESS; HAL_ERROR_INVALID_HANDLE; HAL_ERROR_INVALID_ARGUMENT (|ptr| is not the
  * base of a live allocation of |device|: never allocated, already freed, interior, or another
  * device's). */

@@ -616,14 +616,7 @@ hal_status VulkanDevice::load_module(hal_ir ir, const uint8_t* blob, size_t size
 hal_status VulkanDevice::synchronize() {
   hal_status status = wait_all_streams();
   if (status != HAL_SUCCESS) return status;
-  std::vector<std::shared_ptr<StreamCore>> live;
-  {
-    std::lock_guard<std::mutex> lock(streams_mutex_);
-    for (const auto& weak : streams_) {
-      if (auto core = weak.lock()) live.push_back(std::move(core));
-    }
-  }
-  for (const auto& core : live) {
+  for (const auto& core : live_streams()) {
     status = core->take_fault(UINT64_MAX);
     if (status != HAL_SUCCESS) return status;
   }

@@ -40,6 +40,19 @@ class Events : public VulkanTest {
     ASSERT_OK(hal_launch(stream, vadd_, &config, args));
   }
 
+  // Polls |query| (hal_event_query or hal_stream_query) until the work it asks about has
+  // completed, for at most a minute: a regression then fails the test instead of hanging it.
+  template <typename Query>
+  static hal_status poll(Query query) {
+    hal_status status = HAL_ERROR_NOT_READY;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (status == HAL_ERROR_NOT_READY && std::chrono::steady_clock::now() < give_up) {
+      status = query();
+      if (status == HAL_ERROR_NOT_READY) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return status;
+  }
+
   uint64_t submitted(hal_stream stream) {
     auto core = backend_stream_core(stream);
     EXPECT_NE(core, nullptr);
@@ -60,6 +73,7 @@ TEST_F(Events, RecordingDoesNotEndTheBatch) {
   launch(stream_, a_, b_, c_);
   ASSERT_OK(hal_event_record(end_, stream_));
   EXPECT_EQ(submitted(stream_), before) << "recording an event submitted the stream's work";
+  ASSERT_OK(poll([&] { return hal_event_query(end_); })) << "the event never completed";
   ASSERT_OK(hal_event_synchronize(end_));
   EXPECT_EQ(submitted(stream_), before + 1) << "the three commands took more than one batch";
   EXPECT_OK(hal_event_query(start_));
@@ -80,13 +94,8 @@ TEST_F(Events, QueryingAnEventStartsItsWork) {
   // Nothing but event queries: the work before the event must still get to the device.
   launch(stream_, a_, b_, c_);
   ASSERT_OK(hal_event_record(end_, stream_));
-  hal_status status = HAL_ERROR_NOT_READY;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (status == HAL_ERROR_NOT_READY && std::chrono::steady_clock::now() < give_up) {
-    status = hal_event_query(end_);
-    if (status == HAL_ERROR_NOT_READY) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_OK(status) << "the event never completed under queries alone";
+  ASSERT_OK(poll([&] { return hal_event_query(end_); }))
+      << "the event never completed under queries alone";
   const std::vector<float> c = download<float>(c_, kElements);
   EXPECT_EQ(c[kElements / 2], 3.0f);
 }
@@ -102,6 +111,10 @@ TEST_F(Events, AnotherStreamWaitingSubmitsTheRecordersWork) {
   ASSERT_OK(hal_event_record(end_, stream_));
   ASSERT_OK(hal_stream_wait_event(other, end_));
   launch(other, c_, c_, d);
+  const hal_status waited = poll([&] { return hal_stream_query(other); });
+  // Whatever happened, the first stream's work gets submitted now, so nothing below hangs.
+  ASSERT_OK(hal_stream_synchronize(stream_));
+  EXPECT_OK(waited) << "the waiting stream never completed: the event's batch was not submitted";
   ASSERT_OK(hal_stream_synchronize(other));
   std::vector<float> got(kElements);
   ASSERT_OK(hal_memcpy_dtoh(other, got.data(), d, got.size() * sizeof(float)));

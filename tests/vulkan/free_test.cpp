@@ -133,7 +133,7 @@ class ConcurrentFree : public VulkanTest {
   hal_deviceptr seen_ = 0;
 };
 
-// The case: one thread frees a scratch buffer while another thread's stream runs a long
+// One thread frees a scratch buffer while another thread's stream runs a long
 // kernel. Before, the free waited for every stream of the device, so it returned only once the
 // kernel had given up (its bound) and the stream was idle.
 TEST_F(ConcurrentFree, FreeOnAnotherThreadDoesNotWaitForARunningKernel) {

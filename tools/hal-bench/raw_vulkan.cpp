@@ -459,7 +459,8 @@ bool RawVulkan::time_dispatch(const void* push, uint32_t gx, double* ms) {
   }
   const uint64_t mask =
       s.timestamp_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << s.timestamp_bits) - 1;
-  *ms = static_cast<double>((ticks[1] & mask) - (ticks[0] & mask)) * s.timestamp_period / 1e6;
+  // Subtracted first, then masked: a counter that wrapped between the two still gives the time.
+  *ms = static_cast<double>((ticks[1] - ticks[0]) & mask) * s.timestamp_period / 1e6;
   return true;
 }
 
