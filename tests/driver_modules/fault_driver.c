@@ -51,8 +51,12 @@ static hal_status (*base_module_function)(hal_driver_module, uint32_t, hal_drive
                                           const hal_driver_function_info**);
 static hal_status (*base_launch)(hal_driver_stream, hal_driver_function, const hal_driver_launch*);
 static const char* (*base_error_message)(void);
-static hal_driver_function vector_add; /* the function handle of vector_add_f32, once seen */
-static const char* own_error;          /* this module's own last failure, else NULL */
+static void (*base_module_unload)(hal_driver_module);
+/* vector_add_f32's function handle and its module while that module is loaded: the handle is
+ * an address inside the module, which a later module may reuse once this one is unloaded. */
+static hal_driver_function vector_add;
+static hal_driver_module vector_add_module;
+static const char* own_error; /* this module's own last failure, else NULL */
 
 static const char* wrong_kernel_error(void) {
   return own_error != NULL ? own_error : base_error_message();
@@ -77,8 +81,17 @@ static hal_status noting_vector_add(hal_driver_module module, uint32_t index,
   hal_status status = base_module_function(module, index, function, info);
   if (status == HAL_SUCCESS && strcmp((*info)->name, "vector_add_f32") == 0) {
     vector_add = *function;
+    vector_add_module = module;
   }
   return status;
+}
+
+static void forgetting_vector_add(hal_driver_module module) {
+  if (module == vector_add_module) {
+    vector_add = NULL;
+    vector_add_module = NULL;
+  }
+  base_module_unload(module);
 }
 
 static hal_status wrong_vector_add(hal_driver_stream stream, hal_driver_function function,
@@ -159,6 +172,8 @@ HAL_DRIVER_EXPORT hal_status hal_driver_query(uint32_t core_interface_version,
       base_module_function = table.module_function;
       base_launch = table.launch;
       base_error_message = table.error_message;
+      base_module_unload = table.module_unload;
+      table.module_unload = forgetting_vector_add;
       table.error_message = wrong_kernel_error;
       table.module_load = without_saxpy;
       table.module_function = noting_vector_add;
