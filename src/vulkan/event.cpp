@@ -29,16 +29,26 @@ hal_status VulkanEvent::synchronize() {
   return captured->core->take_fault(captured->position);
 }
 
+namespace {
+
+// HAL_SUCCESS when |captured|'s work has completed, HAL_ERROR_NOT_READY while it runs. A query is
+// a promise of progress too: work recorded before the event is submitted now (event.h).
+hal_status completed(const EventCapture& captured) {
+  hal_status status = captured.core->submit_through(captured.value);
+  if (status != HAL_SUCCESS) return status;
+  bool done = false;
+  status = captured.core->query_value(captured.value, &done);
+  if (status != HAL_SUCCESS) return status;
+  return done ? HAL_SUCCESS : HAL_ERROR_NOT_READY;
+}
+
+}  // namespace
+
 hal_status VulkanEvent::query() {
   std::shared_ptr<EventCapture> captured = capture();
   if (!captured) return HAL_SUCCESS;
-  // A query is a promise of progress too: work recorded before the event starts now.
-  hal_status status = captured->core->submit_through(captured->value);
+  hal_status status = completed(*captured);
   if (status != HAL_SUCCESS) return status;
-  bool done = false;
-  status = captured->core->query_value(captured->value, &done);
-  if (status != HAL_SUCCESS) return status;
-  if (!done) return HAL_ERROR_NOT_READY;
   return captured->core->take_fault(captured->position);
 }
 
@@ -66,12 +76,8 @@ hal_status VulkanEvent::elapsed_ms(hal::Event& end_event, float* ms) {
     return hal::fail(HAL_ERROR_INVALID_ARGUMENT, "both events must have been recorded");
   }
   for (const auto& captured : {start, end}) {
-    hal_status status = captured->core->submit_through(captured->value);
+    hal_status status = completed(*captured);
     if (status != HAL_SUCCESS) return status;
-    bool done = false;
-    status = captured->core->query_value(captured->value, &done);
-    if (status != HAL_SUCCESS) return status;
-    if (!done) return HAL_ERROR_NOT_READY;
   }
   if (start->query.pool == VK_NULL_HANDLE || end->query.pool == VK_NULL_HANDLE) {
     return hal::fail(HAL_ERROR_INTERNAL, "a recorded event has no timestamp query");
