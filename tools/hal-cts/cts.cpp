@@ -172,6 +172,61 @@ void DeviceTest::load_pack_kernel(Kernel* kernel, const std::string& name, std::
   ASSERT_EQ(f, HAL_SUCCESS) << "hal_module_get_function(" << name << ") -> " << describe(f);
 }
 
+std::vector<OwnKernel> DeviceTest::own_kernels(const std::string& base) const {
+  std::vector<OwnKernel> out;
+  auto add = [&](hal_ir ir, const char* ir_name, const std::string& file, std::string entry) {
+    if (!takes(ir) || (options().ir != HAL_IR_AUTO && options().ir != ir)) return;
+    const cts_files::FileBlob* blob = own_file(file);
+    if (blob != nullptr) out.push_back({ir, ir_name, blob, std::move(entry)});
+  };
+  add(HAL_IR_SPIRV, "SPIR-V", base + ".spv", "main");
+  add(HAL_IR_PTX, "PTX", base + ".ptx", "cts_" + base);
+  return out;
+}
+
+std::string DeviceTest::no_own_kernels() const {
+  return options().ir == HAL_IR_AUTO
+             ? "The device takes neither SPIR-V nor PTX, the IRs of hal-cts's own kernels."
+             : std::string("The device does not take ") + ir_text(options().ir) + " (--ir).";
+}
+
+void DeviceTest::for_each_own_kernel(
+    const std::string& base, const std::function<void(const OwnKernel&, hal_function)>& body) {
+  const std::vector<OwnKernel> kernels = own_kernels(base);
+  if (kernels.empty()) GTEST_SKIP() << no_own_kernels();
+  std::string refused;
+  size_t ran = 0;
+  for (const OwnKernel& k : kernels) {
+    hal_module module = nullptr;
+    hal_function function = nullptr;
+    hal_status s = hal_module_load(device(), k.file->data, k.file->size, nullptr, &module);
+    if (s == HAL_SUCCESS) s = hal_module_get_function(module, k.entry.c_str(), &function);
+    if (s == HAL_ERROR_NOT_SUPPORTED) {
+      refused += std::string(refused.empty() ? "" : "; ") + "the " + k.ir_name + " kernel " +
+                 k.file->name + ": " + describe(s);
+    } else if (s != HAL_SUCCESS) {
+      ADD_FAILURE() << "loading hal-cts's kernel " << k.file->name << " (" << k.entry << ") -> "
+                    << describe(s);
+    } else {
+      SCOPED_TRACE(std::string("in ") + k.ir_name + " (" + k.file->name + ")");
+      ++ran;
+      body(k, function);
+    }
+    if (module != nullptr) CTS_EXPECT_OK(hal_module_unload(module));
+    if (HasFatalFailure()) return;
+  }
+  if (ran == 0 && !refused.empty()) GTEST_SKIP() << "The device refuses " << refused;
+  // Half a check is still a result; the report lists what it left out.
+  if (!refused.empty()) RecordProperty("refused", "The device refuses " + refused);
+}
+
+const cts_files::FileBlob* own_file(const std::string& name) {
+  for (size_t i = 0; i < cts_files::kFileCount; ++i) {
+    if (name == cts_files::kFiles[i].name) return &cts_files::kFiles[i];
+  }
+  return nullptr;
+}
+
 void DeviceTest::expect_device_works(const std::string& after) {
   SCOPED_TRACE("the device still runs a kernel correctly after " + after);
   hal_stream s = nullptr;

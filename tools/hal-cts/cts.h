@@ -7,10 +7,12 @@
 #include <hal/hal.h>
 #include <hal_kernels/hal_kernels.h>
 
+#include "cts_files.h"
 #include "device_json.h"
 #include "pack_kernel.h"
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -89,6 +91,15 @@ using hal_kernels_testing::Kernel;
     if (!cts_skip_.empty()) GTEST_SKIP() << cts_skip_;                        \
   } while (0)
 
+// One IR of a kernel of hal-cts's own (tools/hal-cts/kernels/<base>.comp and <base>.ptx): the
+// suite brings these for checks that must not depend on which pack kernels a device has.
+struct OwnKernel {
+  hal_ir ir = HAL_IR_AUTO;   // HAL_IR_SPIRV or HAL_IR_PTX
+  const char* ir_name = "";  // "SPIR-V", "PTX": for messages
+  const cts_files::FileBlob* file = nullptr;
+  std::string entry;  // "main" in SPIR-V, "cts_<base>" in PTX
+};
+
 // Every test is parameterised by the device; SetUp creates a stream on it.
 class DeviceTest : public ::testing::TestWithParam<const Device*> {
  protected:
@@ -113,6 +124,18 @@ class DeviceTest : public ::testing::TestWithParam<const Device*> {
   // warp-level instructions, and the other refusals docs/ABI.md lists), with its message. Any
   // other failure is a fatal test failure. CTS_LOAD_OR_SKIP wraps it.
   void load_pack_kernel(Kernel* kernel, const std::string& name, std::string* skip);
+  // The IRs kernel |base| of hal-cts's own runs in on this device: SPIR-V and PTX where it takes
+  // both, so that each check is made in each, or the one --ir names. Empty where the device
+  // takes neither (a device of built-in kernels); no_own_kernels() then says why.
+  std::vector<OwnKernel> own_kernels(const std::string& base) const;
+  std::string no_own_kernels() const;
+  // Runs |body| once for each IR of own_kernels(|base|), with that kernel loaded (unloaded after)
+  // and a trace naming the IR. An IR the device refuses (hal_module_load or
+  // hal_module_get_function is HAL_ERROR_NOT_SUPPORTED: a feature it lacks) is noted and the
+  // others still run; the test is skipped, with the refusals, when none ran. Any other load
+  // failure fails the test. Stops after a fatal failure.
+  void for_each_own_kernel(const std::string& base,
+                           const std::function<void(const OwnKernel&, hal_function)>& body);
   // Checks that the device still runs a kernel correctly (fill_f32 on a fresh buffer), or, where
   // it runs none, that a copy round trip still works.
   void expect_device_works(const std::string& after);

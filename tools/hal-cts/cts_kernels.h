@@ -1,7 +1,7 @@
-// Kernels of hal-cts itself, for checks the kernel pack cannot make: the pack's kernels all have a
-// fixed block size, so blocks at the device's limits need a kernel whose block size is chosen at
-// launch. Both write out[i] = i + 1 for every thread's linear index i below n (blocks and grids
-// of any shape, linearised x fastest).
+// Kernels of hal-cts itself, embedded as words, for checks the kernel pack cannot make: the pack's
+// kernels all have a fixed block size, so blocks at the device's limits need a kernel whose block
+// size is chosen at launch. Both write out[i] = i + 1 for every thread's linear index i below n
+// (blocks and grids of any shape, linearised x fastest).
 #pragma once
 
 #include <cstddef>
@@ -29,15 +29,5 @@ extern const size_t kAddressSpirvBytes;
 // |add| at byte 0 and |mul| at bytes 16, 32 and 48), out (storage buffer, binding 1), n (u32).
 extern const uint32_t kUniformSpirv[];
 extern const size_t kUniformSpirvBytes;
-
-// Two nested loops of a dependent integer mix (x = x * 1664525 + 1013904223; x ^= x >> 13),
-// |outer| times |inner| steps, from x = the workgroup's index; one thread per workgroup writes
-// out[workgroup] = x. Parameters: out, outer (u32), inner (u32). SPIR-V 1.5 (entry point "main",
-// block 1) and PTX (ISA 7.0, sm_50, entry point "cts_loops", NUL-terminated, the size excluding
-// the NUL), with one parameter list.
-extern const uint32_t kLoopsSpirv[];
-extern const size_t kLoopsSpirvBytes;
-extern const char kLoopsPtx[];
-extern const size_t kLoopsPtxBytes;
 
 }  // namespace cts

@@ -6,12 +6,11 @@
 #include <vector>
 
 #include "cts.h"
-#include "cts_kernels.h"
 
 namespace cts {
 namespace {
 
-// One step of the kernels' mix (cts_kernels.h).
+// One step of the kernels' mix (kernels/loops.comp).
 uint32_t step(uint32_t x) {
   x = x * 1664525u + 1013904223u;
   return x ^ (x >> 13);
@@ -19,52 +18,15 @@ uint32_t step(uint32_t x) {
 
 constexpr uint32_t kWorkgroups = 4;  // four independent chains, seeded 0 to 3
 
-struct LoopKernel {
-  hal_ir ir;
-  const char* name;  // in messages
-  const void* blob;
-  size_t size;
-  const char* entry;
-};
-
 class Execution : public DeviceTest {
  protected:
-  // The IRs of the loop kernel this device takes: both where it takes both, or the one --ir
-  // names.
-  std::vector<LoopKernel> kernels() const {
-    std::vector<LoopKernel> out;
-    auto wanted = [&](hal_ir ir) {
-      return takes(ir) && (options().ir == HAL_IR_AUTO || options().ir == ir);
-    };
-    if (wanted(HAL_IR_SPIRV)) {
-      out.push_back({HAL_IR_SPIRV, "SPIR-V", kLoopsSpirv, kLoopsSpirvBytes, "main"});
-    }
-    if (wanted(HAL_IR_PTX)) {
-      out.push_back({HAL_IR_PTX, "PTX", kLoopsPtx, kLoopsPtxBytes, "cts_loops"});
-    }
-    return out;
-  }
-  std::string no_kernels() const {
-    return options().ir == HAL_IR_AUTO
-               ? "The device takes neither SPIR-V nor PTX."
-               : std::string("The device does not take ") + ir_text(options().ir) + " (--ir).";
-  }
-
   // Runs |outer| x |inner| steps in kernel |k| and checks each chain against the host. A wrong
   // result is looked up among the chain's earlier values, so the report says how many steps the
   // device ran when it stopped early; one failure per launch, naming the first wrong chain.
-  void expect_steps(const LoopKernel& k, uint32_t outer, uint32_t inner) {
+  void expect_steps(const OwnKernel& k, hal_function f, uint32_t outer, uint32_t inner) {
     const uint64_t steps = uint64_t{outer} * inner;
-    const std::string what = std::string(k.name) + " kernel, " + std::to_string(outer) + " x " +
+    const std::string what = std::string(k.ir_name) + " kernel, " + std::to_string(outer) + " x " +
                              std::to_string(inner) + " = " + std::to_string(steps) + " steps";
-    hal_module module = nullptr;
-    const hal_status loaded = hal_module_load(device(), k.blob, k.size, nullptr, &module);
-    if (loaded == HAL_ERROR_NOT_SUPPORTED) {
-      GTEST_SKIP() << "The device refuses the " << k.name << " loop kernel: " << describe(loaded);
-    }
-    CTS_ASSERT_OK(loaded);
-    hal_function f = nullptr;
-    CTS_ASSERT_OK(hal_module_get_function(module, k.entry, &f));
     Buffer out(device(), kWorkgroups * 4);
     ASSERT_TRUE(out.ok()) << describe(out.status());
     CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0xDEADBEEFu, kWorkgroups));
@@ -74,7 +36,6 @@ class Execution : public DeviceTest {
     uint32_t got[kWorkgroups] = {};
     CTS_ASSERT_OK(hal_memcpy_dtoh(stream_, got, out.ptr, sizeof got));
     CTS_ASSERT_OK(hal_stream_synchronize(stream_));
-    CTS_EXPECT_OK(hal_module_unload(module));
 
     uint32_t wrong = 0;
     std::string first;
@@ -103,21 +64,18 @@ class Execution : public DeviceTest {
 // Loops of 2^16 - 1, 2^16 and 2^16 + 1 steps (where a 16-bit trip counter would stop), 2^20,
 // and in the full run 2^24: each runs exactly its count.
 TEST_P(Execution, LongLoopsRunTheirWholeTripCount) {
-  const std::vector<LoopKernel> ks = kernels();
-  if (ks.empty()) GTEST_SKIP() << no_kernels();
   std::vector<uint32_t> counts = {65535, 65536, 65537, 1u << 20};
   if (!options().quick) counts.push_back(1u << 24);
-  for (const LoopKernel& k : ks) {
-    for (uint32_t count : counts) ASSERT_NO_FATAL_FAILURE(expect_steps(k, 1, count));
-  }
+  for_each_own_kernel("loops", [&](const OwnKernel& k, hal_function f) {
+    for (uint32_t count : counts) ASSERT_NO_FATAL_FAILURE(expect_steps(k, f, 1, count));
+  });
 }
 
 // A short inner loop inside an outer one, 2^17 steps in all: the inner loop's count starts
 // again with each outer step. A limiter that counts across the nest stops the whole kernel.
 TEST_P(Execution, NestedLoopsRunEveryOuterStep) {
-  const std::vector<LoopKernel> ks = kernels();
-  if (ks.empty()) GTEST_SKIP() << no_kernels();
-  for (const LoopKernel& k : ks) ASSERT_NO_FATAL_FAILURE(expect_steps(k, 128, 1024));
+  for_each_own_kernel("loops",
+                      [&](const OwnKernel& k, hal_function f) { expect_steps(k, f, 128, 1024); });
 }
 
 INSTANTIATE_TEST_SUITE_P(, Execution, ::testing::ValuesIn(device_params()), device_name);
