@@ -26,12 +26,19 @@ HAL_API hal_status hal_mem_alloc(hal_device device, size_t size, hal_deviceptr* 
     const hal_driver& driver = dev->driver->table;
     hal_driver_allocation alloc{};
     HAL_RETURN_IF_ERROR(driver_status(*dev, driver.mem_alloc(dev->impl, size, &alloc)));
-    if (alloc.base == 0 || alloc.size < size || alloc.base % 256 != 0) {
+    // The rules of hal_driver.h's mem_alloc, each named, so that a driver's author reads which
+    // one the allocation broke rather than decoding the numbers.
+    const char* broken = alloc.base == 0         ? "its base is 0, which is the null pointer"
+                         : alloc.base % 256 != 0 ? "its base is not a multiple of 256 bytes, "
+                                                   "the alignment every allocation must have"
+                         : alloc.size < size     ? "it is smaller than the size asked for"
+                                                 : nullptr;
+    if (broken != nullptr) {
       driver.mem_free(dev->impl, &alloc);
       return failf(HAL_ERROR_INTERNAL,
                    "the driver of device {} returned an invalid allocation (base {:#x}, {} bytes "
-                   "for {} asked): a bug in {}",
-                   dev->label, alloc.base, alloc.size, size, dev->driver->origin);
+                   "for {} asked): {}. A bug in {}",
+                   dev->label, alloc.base, alloc.size, size, broken, dev->driver->origin);
     }
     alloc.size = size;  // ranges are checked against what the caller asked for
     if (!dev->allocations.insert(alloc)) {
