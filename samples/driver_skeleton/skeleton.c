@@ -8,7 +8,7 @@
  * it entry by entry.
  *
  * The device takes one IR, HAL_IR_BUILTIN: kernels the driver brings itself, named as in hal's
- * kernel pack and with the pack's parameter lists and block size. This one has fill_f32,
+ * kernel pack and with the pack's parameter lists. This one has fill_f32,
  * copy_f32, vector_add_f32 and saxpy, which run below on the host, every thread of every block,
  * as the pack's GPU versions do.
  *
@@ -34,6 +34,10 @@
  * major << 22 | minor << 12 | patch. */
 #define SKELETON_VERSION_TEXT "0.1.0"
 #define SKELETON_VERSION ((0u << 22) | (1u << 12) | 0u)
+/* The vendor: a PCI vendor id, or for a device without PCI the vendor id Khronos registered for
+ * its maker. The skeleton is nobody's product and says 0, which hal-cts reports: a driver made
+ * from it sets its own (docs/NEW_DEVICE.md). */
+#define SKELETON_VENDOR_ID 0u
 
 /* ===========================================================================================
  * Errors and the core's services
@@ -244,16 +248,19 @@ typedef struct builtin_kernel {
   uint32_t count_param; /* the parameter n: each pointer is accessed at floats [0, n) */
 } builtin_kernel;
 
-/* The parameter lists and the fixed block size (256 threads) are the kernel pack's
- * (kernels/manifest.json). No shared memory, none sized at launch. */
+/* The parameter lists are the kernel pack's (kernels/manifest.json). The block is chosen at
+ * launch (block {0, 0, 0}, up to the device's limits): these kernels walk their elements with a
+ * stride, so any block computes the same result, and hal-cts uses fill_f32 to launch blocks at
+ * the limits device_get reports. A kernel that needs one block size declares it here instead, as
+ * the pack's manifest gives it (256 for these). No shared memory, none sized at launch. */
 #define KERNEL(fn, parameters, count)                                 \
   {                                                                   \
     .info = {.name = #fn,                                             \
              .params_known = 1,                                       \
              .param_count = sizeof parameters / sizeof parameters[0], \
              .params = parameters,                                    \
-             .block = {256, 1, 1},                                    \
-             .max_threads_per_block = 256},                           \
+             .block = {0, 0, 0},                                      \
+             .max_threads_per_block = 0},                             \
     .run = fn, .count_param = count                                   \
   }
 static const builtin_kernel kKernels[] = {
@@ -311,7 +318,9 @@ static hal_status device_get(uint32_t index, hal_driver_device* device, hal_devi
   snprintf(info.driver_name, sizeof info.driver_name, "skeleton");
   snprintf(info.driver_info, sizeof info.driver_info,
            "skeleton " SKELETON_VERSION_TEXT ", built-in kernels run on the host CPU");
-  make_uuid(info.uuid); /* vendor_id and device_id: a PCI device's, or 0 */
+  make_uuid(info.uuid);
+  info.vendor_id = SKELETON_VENDOR_ID;
+  info.device_id = 0; /* A real device: its PCI device id, or the vendor's own number */
   info.driver_version = SKELETON_VERSION;
   info.ir_mask = HAL_IR_BUILTIN;
   info.total_memory = memory;
