@@ -23,6 +23,11 @@
 /* Loads and runs, but computes wrong: vector_add_f32 adds B to itself, and saxpy is dropped.
  * For the conformance suite, which must fail it however few kernels it has. */
 #define FAULT_WRONG_KERNEL 11
+/* Loads and runs, but reports a block limit (2^20 threads, in volume and along x) that its
+ * launches do not honour: a block above 1024 threads fails. */
+#define FAULT_INFLATED_LIMIT 12
+/* Every allocation's base is 16 bytes past a multiple of 256. */
+#define FAULT_MISALIGNED_ALLOCATION 13
 
 #ifndef HAL_TEST_FAULT
 #error "HAL_TEST_FAULT selects the fault"
@@ -116,6 +121,50 @@ static hal_status wrong_vector_add(hal_driver_stream stream, hal_driver_function
 }
 #endif
 
+#if HAL_TEST_FAULT == FAULT_INFLATED_LIMIT
+enum { kRealThreadsPerBlock = 1024, kClaimedThreadsPerBlock = 1 << 20 };
+static hal_status (*base_device_get)(uint32_t, hal_driver_device*, hal_device_info*);
+static hal_status (*base_launch)(hal_driver_stream, hal_driver_function, const hal_driver_launch*);
+static const char* (*base_error_message)(void);
+static const char* own_error;
+
+static const char* inflated_error(void) {
+  return own_error != NULL ? own_error : base_error_message();
+}
+
+static hal_status inflated_device_get(uint32_t index, hal_driver_device* device,
+                                      hal_device_info* info) {
+  hal_status status = base_device_get(index, device, info);
+  if (status == HAL_SUCCESS) {
+    info->max_threads_per_block = kClaimedThreadsPerBlock;
+    info->max_block_dim[0] = kClaimedThreadsPerBlock;
+  }
+  return status;
+}
+
+static hal_status launch_within_real_limit(hal_driver_stream stream, hal_driver_function function,
+                                           const hal_driver_launch* config) {
+  own_error = NULL;
+  if ((uint64_t)config->block[0] * config->block[1] * config->block[2] > kRealThreadsPerBlock) {
+    own_error = "inflated_limit: the hardware runs at most 1024 threads per block";
+    return HAL_ERROR_LAUNCH_FAILED;
+  }
+  return base_launch(stream, function, config);
+}
+#endif
+
+#if HAL_TEST_FAULT == FAULT_MISALIGNED_ALLOCATION
+static hal_status (*base_mem_alloc)(hal_driver_device, size_t, hal_driver_allocation*);
+
+static hal_status misaligned_alloc(hal_driver_device device, size_t size,
+                                   hal_driver_allocation* out) {
+  /* driver_data still finds the memory; only the address users would see is off. */
+  hal_status status = base_mem_alloc(device, size + 16, out);
+  if (status == HAL_SUCCESS) out->base += 16;
+  return status;
+}
+#endif
+
 static const char* init_error(void) {
   return "the test device's firmware did not answer. Power-cycle the test device";
 }
@@ -178,6 +227,22 @@ HAL_DRIVER_EXPORT hal_status hal_driver_query(uint32_t core_interface_version,
       table.module_load = without_saxpy;
       table.module_function = noting_vector_add;
       table.launch = wrong_vector_add;
+      break;
+#endif
+#if HAL_TEST_FAULT == FAULT_INFLATED_LIMIT
+    case FAULT_INFLATED_LIMIT:
+      base_device_get = table.device_get;
+      base_launch = table.launch;
+      base_error_message = table.error_message;
+      table.device_get = inflated_device_get;
+      table.launch = launch_within_real_limit;
+      table.error_message = inflated_error;
+      break;
+#endif
+#if HAL_TEST_FAULT == FAULT_MISALIGNED_ALLOCATION
+    case FAULT_MISALIGNED_ALLOCATION:
+      base_mem_alloc = table.mem_alloc;
+      table.mem_alloc = misaligned_alloc;
       break;
 #endif
     case FAULT_NO_OPTIONAL_ENTRIES:

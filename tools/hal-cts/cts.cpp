@@ -105,7 +105,8 @@ void DeviceTest::TearDown() {
   }
 }
 
-hal_ir DeviceTest::pack_ir() const {
+hal_ir pack_ir_of(const Device& device) {
+  auto takes = [&](hal_ir ir) { return (device.info.ir_mask & ir) != 0; };
   if (options().ir != HAL_IR_AUTO) return takes(options().ir) ? options().ir : HAL_IR_AUTO;
   // A device that takes both (a Vulkan device translating PTX) runs the pack in its own IR:
   // not every device runs warp-level PTX, and tensor-core PTX does not translate yet. --ir ptx
@@ -114,6 +115,10 @@ hal_ir DeviceTest::pack_ir() const {
   if (takes(HAL_IR_PTX)) return HAL_IR_PTX;
   if (takes(HAL_IR_BUILTIN)) return HAL_IR_BUILTIN;
   return HAL_IR_AUTO;
+}
+
+hal_ir DeviceTest::pack_ir() const {
+  return pack_ir_of(*GetParam());
 }
 
 std::string DeviceTest::cannot_run(const std::string& name) const {
@@ -234,7 +239,7 @@ void DeviceTest::expect_device_works(const std::string& after) {
   ASSERT_EQ(cs, HAL_SUCCESS) << "hal_stream_create -> " << describe(cs);
   const uint32_t n = 1000;
   Buffer y(device(), n * sizeof(float));
-  ASSERT_TRUE(y.ok()) << describe(y.status());
+  ASSERT_TRUE(y.ok()) << y.error();
   Kernel k;
   std::string skip;
   load_pack_kernel(&k, "fill_f32", &skip);
@@ -262,6 +267,9 @@ void DeviceTest::expect_device_works(const std::string& after) {
 
 Buffer::Buffer(hal_device device, size_t bytes_in) : bytes(bytes_in), device_(device) {
   status_ = hal_mem_alloc(device, bytes, &ptr);
+  if (status_ != HAL_SUCCESS) {
+    error_ = "hal_mem_alloc(" + std::to_string(bytes) + " bytes) -> " + describe(status_) + "; ";
+  }
 }
 
 Buffer::~Buffer() {

@@ -47,6 +47,9 @@ struct Device {
 const std::vector<Device>& devices();
 void set_devices(std::vector<Device> devices);
 
+// The IR the kernel pack is loaded in on |device| (DeviceTest::pack_ir says how it is chosen).
+hal_ir pack_ir_of(const Device& device);
+
 // gtest prints the parameter with this (the device label).
 void PrintTo(const Device* device, std::ostream* os);
 std::string device_name(const ::testing::TestParamInfo<const Device*>& info);
@@ -108,9 +111,9 @@ class DeviceTest : public ::testing::TestWithParam<const Device*> {
   const hal_device_info& info() const { return GetParam()->info; }
   hal_device device() const { return GetParam()->device; }
   bool takes(hal_ir ir) const { return (info().ir_mask & ir) != 0; }
-  // The IR the kernel pack is loaded in on this device. With --ir, the IR asked for where the
-  // device takes it, else HAL_IR_AUTO. Without, SPIR-V where taken (a Vulkan device takes PTX
-  // too, through translation, but its own IR runs every kernel of the pack), else PTX, else the
+  // The IR the kernel pack is loaded in on this device (pack_ir_of). With --ir, the IR asked for
+  // where the device takes it, else HAL_IR_AUTO. Without, SPIR-V where taken (a Vulkan device takes
+  // PTX too, through translation, but its own IR runs every kernel of the pack), else PTX, else the
   // device's built-in kernels (HAL_IR_BUILTIN: its driver brings its own, under the pack's names
   // and parameter lists); HAL_IR_AUTO when the device takes none of them.
   hal_ir pack_ir() const;
@@ -154,12 +157,16 @@ class Buffer {
   Buffer& operator=(const Buffer&) = delete;
   bool ok() const { return status_ == HAL_SUCCESS; }
   hal_status status() const { return status_; }
+  // "" when allocated; else the failed call and describe()'s text, for the failure message (a
+  // failure that quotes its error is grouped with the others it causes: root_causes.h).
+  const std::string& error() const { return error_; }
   hal_deviceptr ptr = 0;
   size_t bytes;
 
  private:
   hal_device device_;
   hal_status status_;
+  std::string error_;
 };
 
 // Deterministic bytes for copy checks.

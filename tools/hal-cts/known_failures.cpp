@@ -46,9 +46,8 @@ bool glob_match(const std::string& pattern, const std::string& text) {
   return glob_at(pattern.c_str(), text.c_str());
 }
 
-bool KnownFailures::parse(const std::string& text, const std::string& source,
+bool KnownFailures::parse(const std::string& text, const std::string& source, bool vendor,
                           std::vector<std::string>* errors) {
-  source_ = source;
   std::istringstream in(text);
   std::string line;
   int number = 0;
@@ -74,7 +73,17 @@ bool KnownFailures::parse(const std::string& text, const std::string& source,
       ok = false;
       continue;
     }
-    entries_.push_back({fields[0], fields[1], fields[2], fields[3], number});
+    const std::string area = fields[2].substr(0, fields[2].find('.'));
+    if (vendor && (fields[0].find_first_of("*?") != std::string::npos ||
+                   fields[2].find('.') == std::string::npos ||
+                   area.find_first_of("*?") != std::string::npos)) {
+      errors->push_back(source + ":" + std::to_string(number) +
+                        ": a vendor's entry names its backend and its tests' area without "
+                        "wildcards (\"vulkan | <driver> | Numerics.Softmax* | <reason>\")");
+      ok = false;
+      continue;
+    }
+    entries_.push_back({fields[0], fields[1], fields[2], fields[3], source, number});
   }
   return ok;
 }

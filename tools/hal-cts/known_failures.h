@@ -9,6 +9,11 @@
 // match); <test pattern> against "Area.Test" (the test's name without the device suffix).
 // Patterns use '*' (any run of characters) and '?' (one character), case-insensitively. '#'
 // starts a comment; blank lines are ignored.
+//
+// Two lists apply: the one built into hal-cts (known_failures.txt), and optionally a vendor's own
+// (--known-failures), reviewed with the vendor's submission and identified by its SHA-256 in the
+// report. A vendor's entry must name its backend and the area of its tests ("vulkan", not "*";
+// "Numerics.Softmax*", not "*"), so that one line cannot excuse every failure of every device.
 #pragma once
 
 #include <string>
@@ -23,21 +28,22 @@ struct KnownFailure {
   std::string driver;
   std::string test;
   std::string reason;
+  std::string source;  // the list it came from
   int line = 0;
 };
 
 class KnownFailures {
  public:
-  // Parses |text|; malformed lines are returned in |errors| ("<source>:<line>: what").
-  bool parse(const std::string& text, const std::string& source, std::vector<std::string>* errors);
+  // Parses |text| and adds its entries; malformed lines are returned in |errors|
+  // ("<source>:<line>: what"). |vendor|: a vendor's list, held to the rule above.
+  bool parse(const std::string& text, const std::string& source, bool vendor,
+             std::vector<std::string>* errors);
   // The entry covering test |area_test| ("Area.Test") on |device|, or nullptr.
   const KnownFailure* match(const std::string& area_test, const Device& device) const;
   size_t size() const { return entries_.size(); }
-  const std::string& source() const { return source_; }
 
  private:
   std::vector<KnownFailure> entries_;
-  std::string source_;
 };
 
 // '*' and '?' wildcards, case-insensitive.

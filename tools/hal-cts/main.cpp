@@ -44,7 +44,8 @@ const char kUsage[] =
     "  --filter <pattern>       run only matching tests, gtest syntax: Area.Test*:Other.*-Excl.*\n"
     "  --json <file>            write the report as JSON\n"
     "  --report-md <file>       write the one-page summary to publish, in Markdown\n"
-    "  --known-failures <file>  use this list instead of the built-in one\n"
+    "  --known-failures <file>  a vendor's own known-failure list, applied besides the\n"
+    "                           built-in one (its SHA-256 goes into the report)\n"
     "  --list                   list the tests and exit\n";
 
 struct Args {
@@ -212,18 +213,16 @@ int main(int argc, char** argv) {
   run.filtered = !args.filter.empty();
   cts::KnownFailures known;
   std::vector<std::string> errors;
-  if (args.known_failures.empty()) {
-    run.known_failures_source = "built-in known_failures.txt";
-    run.known_failures_text = cts::builtin_known_failures();
-  } else {
-    run.builtin_known_failures = false;
-    run.known_failures_source = args.known_failures;
-    if (!read_file(args.known_failures, &run.known_failures_text)) {
+  run.known_failures_text = cts::builtin_known_failures();
+  known.parse(run.known_failures_text, "built-in known_failures.txt", false, &errors);
+  if (!args.known_failures.empty()) {
+    run.vendor_known_failures_source = args.known_failures;
+    if (!read_file(args.known_failures, &run.vendor_known_failures_text)) {
       std::fprintf(stderr, "hal-cts: cannot read %s\n", args.known_failures.c_str());
       return 2;
     }
+    known.parse(run.vendor_known_failures_text, args.known_failures, true, &errors);
   }
-  known.parse(run.known_failures_text, run.known_failures_source, &errors);
   for (const std::string& e : errors) std::fprintf(stderr, "hal-cts: %s\n", e.c_str());
   if (!errors.empty()) return 2;
 
@@ -259,8 +258,13 @@ int main(int argc, char** argv) {
                 d.info.driver_name, hal_tools::driver_version_text(d.info).c_str(),
                 d.info.driver_info[0] != '\0' ? ", " : "", d.info.driver_info);
   }
-  std::printf("known failures: %s (sha256 %s)\n\n", run.known_failures_source.c_str(),
+  std::printf("known failures: built-in list (sha256 %s)",
               cts::sha256_hex(run.known_failures_text).c_str());
+  if (!run.vendor_known_failures_source.empty()) {
+    std::printf(", and the vendor's %s (sha256 %s)", run.vendor_known_failures_source.c_str(),
+                cts::sha256_hex(run.vendor_known_failures_text).c_str());
+  }
+  std::printf("\n\n");
   std::fflush(stdout);
 
   const double start = cts::now_ms();

@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <set>
 
+#include "coverage.h"
 #include "cts.h"
 #include "device_json.h"
 #include "json_writer.h"
+#include "root_causes.h"
 
 namespace cts {
 
@@ -116,7 +119,10 @@ void Recorder::OnTestEnd(const ::testing::TestInfo& info) {
   } else {
     r.outcome = known != nullptr ? Outcome::kUnexpectedPass : Outcome::kPassed;
   }
-  if (known != nullptr) r.known_reason = known->reason;
+  if (known != nullptr) {
+    r.known_reason = known->reason;
+    r.known_source = known->source;
+  }
 
   std::fprintf(out_, " %s (%.0f ms)\n", outcome_name(r.outcome), r.time_ms);
   if (r.outcome == Outcome::kSkipped && !r.message.empty()) {
@@ -173,8 +179,15 @@ void Recorder::print_summary(double total_ms) const {
   }
   std::fprintf(out_, "%-12s %-10s %7d %7d %7d %8d %10.2f\n", "total", "", total.passed,
                total.failed, total.known, total.skipped, total_ms / 1000.0);
-  for (const TestRecord& r : records_) {
-    if (r.outcome == Outcome::kFailed) std::fprintf(out_, "FAILED          %s\n", r.name.c_str());
+  // Failures, root causes first: each group's first failure, then the ones that quote the same
+  // error (root_causes.h).
+  for (const FailureGroup& g : group_failures(records_)) {
+    const TestRecord& root = records_[g.root];
+    std::fprintf(out_, "FAILED          %s\n", root.name.c_str());
+    if (g.followers.empty()) continue;
+    std::fprintf(out_, "  root cause of %zu more, which fail with the same error (%s):\n",
+                 g.followers.size(), g.cause.c_str());
+    for (size_t i : g.followers) std::fprintf(out_, "    %s\n", records_[i].name.c_str());
   }
   for (const TestRecord& r : records_) {
     if (r.outcome == Outcome::kKnownFailure) {
@@ -190,6 +203,16 @@ void Recorder::print_summary(double total_ms) const {
   std::fprintf(out_, "%s: %d failed, %d known failure(s), %d passed, %d skipped\n",
                total.failed == 0 ? "PASS" : "FAIL", total.failed, total.known, total.passed,
                total.skipped);
+  for (const Device& d : devices()) {
+    const Coverage c = coverage_of(d, records_);
+    std::fprintf(out_, "coverage %s\n", coverage_text(c).c_str());
+    if (d.info.vendor_id == 0) {
+      std::fprintf(out_,
+                   "identity %s: vendor id 0, the device names no vendor (a product reports "
+                   "its PCI vendor id, or the one Khronos registered for its maker)\n",
+                   d.label.c_str());
+    }
+  }
   std::fflush(out_);
 }
 
@@ -218,16 +241,25 @@ bool Recorder::submittable(const RunContext& run, std::vector<std::string>* reas
   reasons->clear();
   if (options().quick) reasons->push_back("a --quick run is not a full run");
   if (run.filtered) reasons->push_back("--filter ran only some of the tests");
-  if (!run.builtin_known_failures) {
-    reasons->push_back("known failures came from " + run.known_failures_source +
-                       ", not from the published list built into hal-cts");
-  }
   int failed = 0, unexpected = 0;
   for (const TestRecord& r : records_) {
     failed += r.outcome == Outcome::kFailed;
     unexpected += r.outcome == Outcome::kUnexpectedPass;
   }
-  if (failed > 0) reasons->push_back(std::to_string(failed) + " test(s) failed");
+  if (failed > 0) {
+    const std::vector<FailureGroup> groups = group_failures(records_);
+    std::string roots;
+    for (const FailureGroup& g : groups)
+      roots += (roots.empty() ? "" : ", ") + records_[g.root].name;
+    reasons->push_back(std::to_string(failed) + " test(s) failed, from " +
+                       std::to_string(groups.size()) + " root cause(s): " + roots);
+  }
+  for (const Device& d : devices()) {
+    const Coverage c = coverage_of(d, records_);
+    for (const std::string& why : c.below_minimum) {
+      reasons->push_back("below the minimum coverage on " + d.label + ": " + why);
+    }
+  }
   if (unexpected > 0) {
     reasons->push_back(std::to_string(unexpected) +
                        " known failure(s) passed: the published list is out of date");
@@ -238,7 +270,7 @@ bool Recorder::submittable(const RunContext& run, std::vector<std::string>* reas
 std::string Recorder::json(const RunContext& run, double total_ms) const {
   JsonWriter j;
   j.begin_object();
-  j.field("schema_version", 2);
+  j.field("schema_version", 3);
   j.key("hal").begin_object();
   j.field("library_version", hal_tools::version_text(hal_version()));
   j.field("header_version", hal_tools::version_text(HAL_VERSION));
@@ -267,17 +299,30 @@ std::string Recorder::json(const RunContext& run, double total_ms) const {
   j.key("not_submittable_because").begin_array();
   for (const std::string& reason : reasons) j.value(reason);
   j.end_array();
-  j.field("known_failures_source", known_.source());
   j.key("known_failures").begin_object();
-  j.field("source", run.known_failures_source);
-  j.field("builtin", run.builtin_known_failures);
+  j.key("builtin").begin_object();
   j.field("sha256", sha256_hex(run.known_failures_text));
   j.field("text", run.known_failures_text);
+  j.end_object();
+  if (run.vendor_known_failures_source.empty()) {
+    j.key("vendor").null();
+  } else {
+    j.key("vendor").begin_object();
+    j.field("source", run.vendor_known_failures_source);
+    j.field("sha256", sha256_hex(run.vendor_known_failures_text));
+    j.field("text", run.vendor_known_failures_text);
+    j.end_object();
+  }
   j.end_object();
   j.key("devices").begin_array();
   for (const Device& d : devices()) write_device(j, d);
   j.end_array();
 
+  const std::vector<FailureGroup> groups = group_failures(records_);
+  std::map<size_t, size_t> caused_by;  // follower -> root
+  for (const FailureGroup& g : groups) {
+    for (size_t i : g.followers) caused_by[i] = g.root;
+  }
   int counts[5] = {0, 0, 0, 0, 0};
   j.key("tests").begin_array();
   for (const TestRecord& r : records_) {
@@ -290,7 +335,49 @@ std::string Recorder::json(const RunContext& run, double total_ms) const {
     j.field("result", outcome_name(r.outcome));
     j.field("time_ms", std::round(r.time_ms * 1000.0) / 1000.0);
     j.field("message", r.message);
-    if (!r.known_reason.empty()) j.field("known_failure_reason", r.known_reason);
+    if (!r.known_reason.empty()) {
+      j.field("known_failure_reason", r.known_reason);
+      j.field("known_failure_list", r.known_source);
+    }
+    if (const auto cause = caused_by.find(&r - records_.data()); cause != caused_by.end()) {
+      j.field("caused_by", records_[cause->second].name);
+    }
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("root_causes").begin_array();
+  for (const FailureGroup& g : groups) {
+    j.begin_object();
+    j.field("test", records_[g.root].name);
+    j.field("shared_error", g.cause);
+    j.key("followers").begin_array();
+    for (size_t i : g.followers) j.value(records_[i].name);
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("coverage").begin_array();
+  for (const Device& d : devices()) {
+    const Coverage c = coverage_of(d, records_);
+    j.begin_object();
+    j.field("device", c.device);
+    j.field("tests", c.tests);
+    j.field("passed", c.passed);
+    j.field("skipped", c.skipped);
+    j.field("numerics_run", c.numerics_run);
+    j.field("numerics_tests", c.numerics_tests);
+    j.field("pack_kernels", c.pack_kernels);
+    j.field("pack_kernels_provided", c.pack_provided);
+    j.key("not_applicable").begin_array();
+    for (const std::string& a : c.not_applicable) j.value(a);
+    j.end_array();
+    j.key("below_minimum").begin_array();
+    for (const std::string& why : c.below_minimum) j.value(why);
+    j.end_array();
+    j.field("vendor_id_missing", d.info.vendor_id == 0);
+    j.field("text", coverage_text(c));
     j.end_object();
   }
   j.end_array();
@@ -345,8 +432,12 @@ std::string Recorder::markdown(const RunContext& run, double total_ms) const {
   line("| host | " + run.host.os + ", " + run.host.kernel + " " + run.host.machine +
        (run.host.cpu.empty() ? "" : ", " + run.host.cpu) + " |");
   line("| command | `" + run.command_line + "` |");
-  line("| known failures | " + run.known_failures_source + ", sha256 " +
-       sha256_hex(run.known_failures_text) + " |");
+  line("| known failures | built-in list, sha256 " + sha256_hex(run.known_failures_text) +
+       (run.vendor_known_failures_source.empty()
+            ? std::string()
+            : "; the vendor's " + run.vendor_known_failures_source + ", sha256 " +
+                  sha256_hex(run.vendor_known_failures_text)) +
+       " |");
   line("| submittable | " + std::string(ok_to_submit ? "yes" : "no: " + join_lines(reasons, "; ")) +
        " |");
   line("");
@@ -381,15 +472,18 @@ std::string Recorder::markdown(const RunContext& run, double total_ms) const {
   line("| **total** | | " + counts(total) + " |");
   line("");
   line(std::string("Total time ") + seconds + " s.");
-  bool heading = false;
-  for (const TestRecord& r : records_) {
-    if (r.outcome == Outcome::kPassed) continue;
-    if (!heading) {
-      line("");
-      line("## Not passed");
-      line("");
-      heading = true;
-    }
+  line("");
+  line("## Coverage");
+  line("");
+  for (const Device& d : devices()) {
+    const Coverage c = coverage_of(d, records_);
+    line("- " + coverage_text(c) + "." +
+         (c.below_minimum.empty()
+              ? " Meets the minimum."
+              : " Below the minimum: " + join_lines(c.below_minimum, "; ") + ".") +
+         (d.info.vendor_id == 0 ? " The device reports vendor id 0." : ""));
+  }
+  auto item = [&](const TestRecord& r) {
     std::string why = r.outcome == Outcome::kKnownFailure || r.outcome == Outcome::kUnexpectedPass
                           ? r.known_reason
                           : r.message;
@@ -397,7 +491,32 @@ std::string Recorder::markdown(const RunContext& run, double total_ms) const {
       if (c == '\n' || c == '|') c = ' ';
     }
     if (why.size() > 300) why = why.substr(0, 297) + "...";
-    line("- `" + r.name + "`: " + outcome_name(r.outcome) + (why.empty() ? "" : ": " + why));
+    return "`" + r.name + "`: " + outcome_name(r.outcome) + (why.empty() ? "" : ": " + why);
+  };
+  const std::vector<FailureGroup> groups = group_failures(records_);
+  if (!groups.empty()) {
+    line("");
+    line("## Failures, root causes first");
+    line("");
+    for (const FailureGroup& g : groups) {
+      line("- " + item(records_[g.root]));
+      if (g.followers.empty()) continue;
+      std::string names;
+      for (size_t i : g.followers) names += (names.empty() ? "`" : ", `") + records_[i].name + "`";
+      line("  - root cause of " + std::to_string(g.followers.size()) +
+           " more failures with the same error: " + names);
+    }
+  }
+  bool heading = false;
+  for (const TestRecord& r : records_) {
+    if (r.outcome == Outcome::kPassed || r.outcome == Outcome::kFailed) continue;
+    if (!heading) {
+      line("");
+      line("## Not passed");
+      line("");
+      heading = true;
+    }
+    line("- " + item(r));
   }
   if (!figures().empty()) {
     line("");

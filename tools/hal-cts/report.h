@@ -28,6 +28,7 @@ struct TestRecord {
   double time_ms = 0;
   std::string message;       // failures, or the skip reason
   std::string known_reason;  // the known-failure entry's reason, if one matched
+  std::string known_source;  // and the list it came from
 };
 
 // One line of the summary: the tests of one area on one device.
@@ -60,7 +61,8 @@ class Recorder : public ::testing::EmptyTestEventListener {
   // The one-page summary a vendor publishes (--report-md), in Markdown.
   std::string markdown(const RunContext& run, double total_ms) const;
   // Whether the run is one a vendor may submit (docs/CONFORMANCE.md): full, unfiltered, no
-  // failure, known failures only from the published list. |reasons| says why not.
+  // failure, no known failure that passed, and the minimum coverage on every device
+  // (coverage.h). |reasons| says why not.
   bool submittable(const RunContext& run, std::vector<std::string>* reasons) const;
 
  private:

@@ -1,7 +1,7 @@
 // What a conformance report says about the run itself, so that a published report can be
 // reproduced and judged: hal's version and the commit it was built from, the host (OS, kernel,
-// CPU), the start and end times, the run mode, and the known-failure list that was applied,
-// with its SHA-256.
+// CPU), the start and end times, the run mode, and the known-failure lists that were applied,
+// with their SHA-256.
 #pragma once
 
 #include <string>
@@ -22,9 +22,11 @@ struct RunContext {
   std::string started_at;   // utc_now() before the first test
   std::string finished_at;  // utc_now() after the last
   Host host;
-  std::string known_failures_source;  // "built-in known_failures.txt" or the file given
-  std::string known_failures_text;    // the list as applied
-  bool builtin_known_failures = true;
+  std::string known_failures_text;  // the built-in list (known_failures.txt)
+  // A vendor's own list (--known-failures), applied besides the built-in one: its file name and
+  // text, or "" for none.
+  std::string vendor_known_failures_source;
+  std::string vendor_known_failures_text;
   bool filtered = false;  // --filter narrowed the tests
 };
 

@@ -44,7 +44,7 @@ class Copies : public DeviceTest {
 
 TEST_P(Copies, HostToDeviceAndBack) {
   Buffer d(device(), kBufferBytes);
-  ASSERT_TRUE(d.ok()) << describe(d.status());
+  ASSERT_TRUE(d.ok()) << d.error();
   uint32_t seed = 1;
   for (const Range& r : kRanges) {
     const std::string what =
@@ -65,7 +65,7 @@ TEST_P(Copies, HostToDeviceAndBack) {
 
 TEST_P(Copies, DeviceToDevice) {
   Buffer a(device(), kBufferBytes), b(device(), kBufferBytes);
-  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a.ok() && b.ok()) << a.error() << b.error();
   uint32_t seed = 100;
   for (const Range& r : kRanges) {
     // Between allocations, source and destination at different odd offsets.
@@ -92,7 +92,7 @@ TEST_P(Copies, DeviceToDevice) {
 
 TEST_P(Copies, FillBytes) {
   Buffer d(device(), kBufferBytes);
-  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(d.ok()) << d.error();
   uint8_t value = 1;
   for (const Range& r : kRanges) {
     std::vector<uint8_t> want = pattern(kBufferBytes, value);
@@ -107,7 +107,7 @@ TEST_P(Copies, FillBytes) {
 
 TEST_P(Copies, FillWords) {
   Buffer d(device(), kBufferBytes);
-  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(d.ok()) << d.error();
   const Range words[] = {{0, 1},   {4, 1}, {8, 3}, {12, 1000}, {4096, 1}, {0, kBufferBytes / 4},
                          {8996, 1}};
   uint32_t value = 0xA5C3F00Fu;
@@ -126,7 +126,7 @@ TEST_P(Copies, FillWords) {
 
 TEST_P(Copies, ZeroSizes) {
   Buffer d(device(), 64);
-  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(d.ok()) << d.error();
   uint8_t host[4] = {1, 2, 3, 4};
   CTS_EXPECT_OK(hal_memcpy_htod(stream_, d.ptr, host, 0));
   CTS_EXPECT_OK(hal_memcpy_dtoh(stream_, host, d.ptr, 0));
@@ -144,8 +144,8 @@ TEST_P(Copies, Large) {
   const size_t bytes =
       static_cast<size_t>(std::min<uint64_t>(want_bytes, info().max_allocation_size / 4)) + 3;
   Buffer a(device(), bytes), b(device(), bytes);
-  ASSERT_TRUE(a.ok()) << describe(a.status());
-  ASSERT_TRUE(b.ok()) << describe(b.status());
+  ASSERT_TRUE(a.ok()) << a.error();
+  ASSERT_TRUE(b.ok()) << b.error();
   const std::vector<uint8_t> in = pattern(bytes, 77);
   CTS_ASSERT_OK(hal_memcpy_htod(stream_, a.ptr, in.data(), bytes));
   CTS_ASSERT_OK(hal_memcpy_dtod(stream_, b.ptr, a.ptr, bytes));

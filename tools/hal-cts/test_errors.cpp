@@ -20,7 +20,7 @@ Handle garbage(uintptr_t value) {
 
 TEST_P(Errors, InvalidHandles) {
   Buffer d(device(), 256);
-  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(d.ok()) << d.error();
   uint8_t host[16] = {};
   const hal_stream bad_stream = garbage<hal_stream>(0xDEADBEEF0);
   const hal_event bad_event = garbage<hal_event>(0x123456780);
@@ -89,7 +89,7 @@ TEST_P(Errors, FreedPointers) {
 TEST_P(Errors, OutOfRangeCopies) {
   const size_t bytes = 1000;
   Buffer a(device(), bytes), b(device(), bytes);
-  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a.ok() && b.ok()) << a.error() << b.error();
   std::vector<uint8_t> host(2 * bytes, 3);
   // One byte past the end, starting before the base, in the gap between allocations, at 0.
   CTS_EXPECT_STATUS(HAL_ERROR_OUT_OF_RANGE, "hal_memcpy_htod",

@@ -28,7 +28,7 @@ class Execution : public DeviceTest {
     const std::string what = std::string(k.ir_name) + " kernel, " + std::to_string(outer) + " x " +
                              std::to_string(inner) + " = " + std::to_string(steps) + " steps";
     Buffer out(device(), kWorkgroups * 4);
-    ASSERT_TRUE(out.ok()) << describe(out.status());
+    ASSERT_TRUE(out.ok()) << out.error();
     CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0xDEADBEEFu, kWorkgroups));
     void* args[] = {&out.ptr, &outer, &inner};
     const hal_launch_config c = {{kWorkgroups, 1, 1}, {1, 1, 1}, 0};

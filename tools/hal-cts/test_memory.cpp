@@ -133,7 +133,7 @@ TEST_P(Memory, HostAlloc) {
   const std::vector<uint8_t> in = pattern(bytes, 9);
   std::copy(in.begin(), in.end(), static_cast<uint8_t*>(host));
   Buffer d(device(), bytes);
-  ASSERT_TRUE(d.ok()) << describe(d.status());
+  ASSERT_TRUE(d.ok()) << d.error();
   CTS_EXPECT_OK(hal_memcpy_htod(stream_, d.ptr, host, bytes));
   std::fill_n(static_cast<uint8_t*>(host), bytes, uint8_t{0});
   CTS_EXPECT_OK(hal_memcpy_dtoh(stream_, host, d.ptr, bytes));

@@ -161,7 +161,7 @@ TEST_P(Perf, CopyBandwidth) {
   CTS_ASSERT_OK(hal_host_alloc(device(), bytes, &host));
   std::memset(host, 1, bytes);
   Buffer a(device(), bytes), b(device(), bytes);
-  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a.ok() && b.ok()) << a.error() << b.error();
   const uint32_t n = reps();
   const double gb = static_cast<double>(bytes) / 1e9;
   const std::string detail = std::to_string(bytes >> 20) + " MiB, pinned host memory";
@@ -184,7 +184,7 @@ TEST_P(Perf, LaunchRate) {
   Kernel fill;
   CTS_LOAD_OR_SKIP(fill, "fill_f32");
   Buffer y(device(), 256);
-  ASSERT_TRUE(y.ok());
+  ASSERT_TRUE(y.ok()) << y.error();
   uint32_t count = 1;
   float value = 1.0f;
   const uint32_t launches = options().quick ? 200 : 2000;
@@ -216,7 +216,7 @@ TEST_P(Perf, Matmul) {
   float alpha = 1.0f, beta = 0.0f;
   const size_t elems = size_t{size} * size;
   Buffer a(device(), elems * 4), b(device(), elems * 4), c(device(), elems * 4);
-  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << a.error() << b.error() << c.error();
   const std::vector<float> host = ref::random_uniform(elems, 3);
   CTS_ASSERT_OK(hal_memcpy_htod(stream_, a.ptr, host.data(), elems * 4));
   CTS_ASSERT_OK(hal_memcpy_htod(stream_, b.ptr, host.data(), elems * 4));
@@ -249,7 +249,8 @@ TEST_P(Perf, Attention) {
   const size_t elems = size_t{bh} * seq * dim;
   Buffer q(device(), elems * 4), kb(device(), elems * 4), v(device(), elems * 4),
       o(device(), elems * 4);
-  ASSERT_TRUE(q.ok() && kb.ok() && v.ok() && o.ok());
+  ASSERT_TRUE(q.ok() && kb.ok() && v.ok() && o.ok())
+      << q.error() << kb.error() << v.error() << o.error();
   const std::vector<float> host = ref::random_uniform(elems, 5);
   for (hal_deviceptr p : {q.ptr, kb.ptr, v.ptr}) {
     CTS_ASSERT_OK(hal_memcpy_htod(stream_, p, host.data(), elems * 4));

@@ -15,7 +15,7 @@ class Streams : public DeviceTest {};
 TEST_P(Streams, OrderWithinStream) {
   const size_t bytes = options().quick ? (size_t{1} << 20) : (size_t{8} << 20);
   Buffer x(device(), bytes), y(device(), bytes), z(device(), bytes);
-  ASSERT_TRUE(x.ok() && y.ok() && z.ok());
+  ASSERT_TRUE(x.ok() && y.ok() && z.ok()) << x.error() << y.error() << z.error();
   const int rounds = options().quick ? 3 : 8;
   for (int round = 0; round < rounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
@@ -44,7 +44,7 @@ TEST_P(Streams, KernelOrderWithinStream) {
   CTS_LOAD_OR_SKIP(saxpy, "saxpy");
   const uint32_t n = 4099;
   Buffer x(device(), n * 4), y(device(), n * 4);
-  ASSERT_TRUE(x.ok() && y.ok());
+  ASSERT_TRUE(x.ok() && y.ok()) << x.error() << y.error();
   std::vector<float> hx(n), hy(n), got(n);
   for (uint32_t i = 0; i < n; ++i) {
     hx[i] = static_cast<float>(i % 97);
@@ -74,7 +74,7 @@ TEST_P(Streams, CrossStreamWait) {
   CTS_ASSERT_OK(hal_event_create(device(), &consumed));
   const size_t bytes = options().quick ? (size_t{1} << 20) : (size_t{16} << 20);
   Buffer x(device(), bytes), y(device(), bytes);
-  ASSERT_TRUE(x.ok() && y.ok());
+  ASSERT_TRUE(x.ok() && y.ok()) << x.error() << y.error();
   const int rounds = options().quick ? 3 : 10;
   for (int round = 0; round < rounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
@@ -111,7 +111,8 @@ TEST_P(Streams, TwoStreamsInParallel) {
   CTS_ASSERT_OK(hal_stream_create(device(), &streams[1]));
   const size_t bytes = options().quick ? (size_t{2} << 20) : (size_t{32} << 20);
   Buffer a0(device(), bytes), b0(device(), bytes), a1(device(), bytes), b1(device(), bytes);
-  ASSERT_TRUE(a0.ok() && b0.ok() && a1.ok() && b1.ok());
+  ASSERT_TRUE(a0.ok() && b0.ok() && a1.ok() && b1.ok())
+      << a0.error() << b0.error() << a1.error() << b1.error();
   const hal_deviceptr src[2] = {a0.ptr, a1.ptr}, dst[2] = {b0.ptr, b1.ptr};
   std::vector<uint8_t> in[2] = {pattern(bytes, 1), pattern(bytes, 2)};
   std::vector<uint8_t> out[2] = {std::vector<uint8_t>(bytes), std::vector<uint8_t>(bytes)};
@@ -138,7 +139,7 @@ TEST_P(Streams, Query) {
   CTS_EXPECT_OK(hal_event_synchronize(event));
   const size_t bytes = size_t{4} << 20;
   Buffer x(device(), bytes), y(device(), bytes);
-  ASSERT_TRUE(x.ok() && y.ok());
+  ASSERT_TRUE(x.ok() && y.ok()) << x.error() << y.error();
   CTS_ASSERT_OK(hal_memset_d8(stream_, x.ptr, 1, bytes));
   for (int i = 0; i < 8; ++i) CTS_ASSERT_OK(hal_memcpy_dtod(stream_, y.ptr, x.ptr, bytes));
   CTS_ASSERT_OK(hal_event_record(event, stream_));
@@ -167,7 +168,7 @@ TEST_P(Streams, ElapsedTime) {
   CTS_ASSERT_OK(hal_event_create(device(), &never));
   const size_t bytes = options().quick ? (size_t{4} << 20) : (size_t{64} << 20);
   Buffer x(device(), bytes), y(device(), bytes);
-  ASSERT_TRUE(x.ok() && y.ok());
+  ASSERT_TRUE(x.ok() && y.ok()) << x.error() << y.error();
   CTS_ASSERT_OK(hal_event_record(start, stream_));
   for (int i = 0; i < 4; ++i) CTS_ASSERT_OK(hal_memcpy_dtod(stream_, y.ptr, x.ptr, bytes));
   CTS_ASSERT_OK(hal_event_record(end, stream_));
