@@ -108,6 +108,8 @@ class Kernel {
   bool lower_integer(const ir::Instruction& ins);  // false: not an integer instruction
   bool lower_float(const ir::Instruction& ins);
   uint32_t round_directed(const ir::Instruction& ins, uint32_t wide_f64);
+  // An f64 sum with the sign IEEE gives an exact zero under the instruction's rounding mode.
+  uint32_t signed_zero_sum(const ir::Instruction& ins, uint32_t x, uint32_t y, uint32_t sum);
   // fma.rn.f32 rounded once; needs float64.
   uint32_t fused_f32(const ir::Instruction& ins, uint32_t x, uint32_t y, uint32_t z);
   // f16 and bf16 arithmetic, scalar and in pairs; false: not an instruction it takes.

@@ -89,6 +89,24 @@ uint32_t odd_sum(Kernel& k, uint32_t d, uint32_t p, uint32_t z) {
   return k.bitcast(d, k.select(k.t_u64, move, moved, bits));
 }
 
+}  // namespace
+
+// The sum |sum| of f64 |x| and |y| with IEEE's sign for an exact zero under .rm: -0 unless both
+// are +0 (x + (-x) is -0 when rounding down). Rounding to nearest, as f64 adds, gives +0; the
+// other directed modes keep that.
+uint32_t Kernel::signed_zero_sum(const ir::Instruction& ins, uint32_t x, uint32_t y, uint32_t sum) {
+  if (!ins.mods.has(ir::Mod::kRm)) return sum;
+  const uint64_t sign = 0x8000000000000000ull;
+  const uint32_t signs = b.op(spv::Op::OpBitwiseOr, t_u64, {bitcast(t_u64, x), bitcast(t_u64, y)});
+  const uint32_t negative_zero =
+      b.op(spv::Op::OpBitwiseOr, t_u64,
+           {bitcast(t_u64, sum), b.op(spv::Op::OpBitwiseAnd, t_u64, {signs, b.u64(sign)})});
+  const uint32_t zero = b.op(spv::Op::OpFOrdEqual, t_bool, {sum, b.constant_float(64, 0)});
+  return bitcast(f64(ins), select(t_u64, zero, negative_zero, bitcast(t_u64, sum)));
+}
+
+namespace {
+
 // An f64 rounded to odd as an f32: rounded to nearest (OpFConvert, correctly rounded), then
 // moved one step towards the f64 when inexact and even. An f32 overflow stays infinite, which
 // every narrower format rounds the same way.
@@ -199,11 +217,18 @@ bool Kernel::lower_float(const ir::Instruction& ins) {
                          : ins.opcode == O::kSub ? spv::Op::OpFSub
                                                  : spv::Op::OpFMul;
       if (directed_rounding(ins) && type == T::kF32) {
+        // The product is exact in f64; a sum is not when the exponents lie far apart (1 +
+        // 2^-149), so it is rounded to odd there, which keeps the side of the exact sum it lies
+        // on for the directed rounding to f32.
         const uint32_t d = f64(ins);
-        const uint32_t wide =
-            b.op(op, d,
-                 {b.op(spv::Op::OpFConvert, d, {arg(1)}), b.op(spv::Op::OpFConvert, d, {arg(2)})});
-        out(round_directed(ins, wide));
+        const uint32_t x = b.op(spv::Op::OpFConvert, d, {arg(1)});
+        uint32_t y = b.op(spv::Op::OpFConvert, d, {arg(2)});
+        if (op == spv::Op::OpFMul) {
+          out(round_directed(ins, b.op(op, d, {x, y})));
+          return true;
+        }
+        if (op == spv::Op::OpFSub) y = b.op(spv::Op::OpFNegate, d, {y});
+        out(round_directed(ins, signed_zero_sum(ins, x, y, odd_sum(*this, d, x, y))));
         return true;
       }
       no_directed();
@@ -218,7 +243,9 @@ bool Kernel::lower_float(const ir::Instruction& ins) {
         const uint32_t d = f64(ins);
         auto wide = [&](size_t i) { return b.op(spv::Op::OpFConvert, d, {arg(i)}); };
         const uint32_t product = b.op(spv::Op::OpFMul, d, {wide(1), wide(2)});
-        out(round_directed(ins, b.op(spv::Op::OpFAdd, d, {product, wide(3)})));
+        const uint32_t addend = wide(3);
+        out(round_directed(
+            ins, signed_zero_sum(ins, product, addend, odd_sum(*this, d, product, addend))));
         return true;
       }
       no_directed();

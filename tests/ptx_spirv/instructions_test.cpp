@@ -178,6 +178,18 @@ TEST_F(Instructions, FusedMultiplyAddRoundsOnce) {
       true);
 }
 
+// Directed rounding of f32 sums: exact however far apart the exponents lie (1 + 2^-149
+// rounds up under .rp), with IEEE's -0 for an exact zero under .rm (1 + -1, 0 + -0).
+TEST_F(Instructions, DirectedRoundingOfSumsIsExact) {
+  for (const char* mode : {"rz", "rm", "rp"}) {
+    const std::string m = mode;
+    same_bits("add." + m + ".f32 %d, %a, %b;", true);
+    same_bits("sub." + m + ".f32 %d, %a, %b;", true);
+    same_bits("mul." + m + ".f32 %d, %a, %b;", true);
+    same_bits("fma." + m + ".f32 %d, %a, %b, %c;", true);
+  }
+}
+
 TEST_F(Instructions, CarryChains) {
   // Each chain's low words and its final carry, folded into one word.
   const std::string fold =
