@@ -162,20 +162,20 @@ foreach(area DeviceInfo Memory Copies Streams Errors Modules Launch Numerics)
     message(FATAL_ERROR "no ${area} test passed on skeleton:0")
   endif()
 endforeach()
-# The skeleton's kernels run: fill_f32 (the launch tests), copy_f32 (pointers at offsets),
+# The skeleton's kernels run: fill_f32 (the launch tests, blocks at the limits too), copy_f32 (pointers at offsets),
 # saxpy (ordering on a stream), each of the four checked against the reference on its own
 # (Numerics.Smoke*).
 foreach(test Numerics.SmokeFill Numerics.SmokeCopy Numerics.SmokeVectorAdd Numerics.SmokeSaxpy
              Modules.EveryPackKernelLoads Modules.Unload Launch.GridAtDeviceLimits
-             Launch.BlockRules Launch.ArgumentValidation Launch.RawAddressesAtFourByteOffsets
-             Streams.KernelOrderWithinStream DeviceInfo.AcceptedIrsLoad)
+             Launch.BlockRules Launch.BlockAtDeviceLimits Launch.ArgumentValidation
+             Launch.RawAddressesAtFourByteOffsets Streams.KernelOrderWithinStream
+             DeviceInfo.AcceptedIrsLoad)
   if(NOT "${result_${test}}" STREQUAL "passed")
     message(FATAL_ERROR "${test} is '${result_${test}}' on skeleton:0, not passed")
   endif()
 endforeach()
 # What needs a SPIR-V or PTX module, and kernels the skeleton does not bring, is skipped.
-foreach(test Launch.BlockAtDeviceLimits Modules.SeveralEntryPoints
-             Modules.SpecializationConstants Modules.WorkgroupSizeBySpecialization
+foreach(test Modules.SeveralEntryPoints Modules.SpecializationConstants Modules.WorkgroupSizeBySpecialization
              Modules.SpecializedSharedMemoryOverLimit Numerics.MatmulNaiveF32
              Numerics.AttentionFusedF32D64)
   if(NOT "${result_${test}}" STREQUAL "skipped")
