@@ -460,6 +460,14 @@ bool Parser::parse_name_operand(ir::Operand* out) {
     advance();
     return true;
   }
+  if (!found && name == "WARP_SZ") {
+    // PTX's predefined constant, the warp size, which is 32 wherever PTX runs; a name the
+    // program declares itself (found above) shadows it.
+    out->kind = ir::OperandKind::kInteger;
+    out->integer = 32;
+    advance();
+    return true;
+  }
   if (!found) {
     // A label, perhaps declared further on: resolved when its scope closes.
     PendingLabel pending;

@@ -673,6 +673,25 @@ TEST(PtxParser, ReadsImmediates) {
   }
 }
 
+// WARP_SZ is PTX's predefined constant, an immediate 32; a register of that name shadows it.
+TEST(PtxParser, ReadsTheWarpSizeConstant) {
+  const ir::Module module = parse_body(R"(
+  .reg .b32 %r<2>;
+  mov.u32 %r1, WARP_SZ;
+  rem.u32 %r1, %r0, WARP_SZ;
+  {
+    .reg .b32 WARP_SZ;
+    mov.u32 %r1, WARP_SZ;
+  }
+)");
+  for (size_t i = 0; i < 2; ++i) {
+    const ir::Operand& operand = instruction(module, i).operands.back();
+    EXPECT_EQ(operand.kind, ir::OperandKind::kInteger) << i;
+    EXPECT_EQ(operand.integer, 32) << i;
+  }
+  EXPECT_EQ(register_name(module, instruction(module, 2).operands[1]), "WARP_SZ");
+}
+
 TEST(PtxParser, ReadsSpecialRegisters) {
   const ir::Module module = parse_body(R"(
   .reg .b32 %r<2>;
