@@ -111,8 +111,28 @@ bool parse(std::string_view text, Module* out, std::string* error) {
   out->target = std::move(module.target);
   out->target_sm = module.target_sm;
   out->address_size = module.address_size;
+  // The PTX ISA's limit on an entry's parameter space, which every driver's compiler enforces:
+  // 4352 bytes, or 32764 from PTX ISA 8.1 on sm_70 and later. Checked here so that a kernel
+  // hal's own devices would run is refused as the CUDA driver refuses it.
+  const bool large_params =
+      (module.version_major > 8 || (module.version_major == 8 && module.version_minor >= 1)) &&
+      module.target_sm >= 70;
+  const uint64_t param_limit = large_params ? 32764 : 4352;
   for (ir::Function& function : module.functions) {
     if (!function.is_entry || !function.has_body) continue;  // nothing to launch
+    uint64_t param_bytes = 0;
+    for (const ir::Variable& variable : function.params) {
+      const uint64_t align = std::max<uint64_t>(variable.alignment(), 1);
+      param_bytes = (param_bytes + align - 1) / align * align + variable.size();
+    }
+    if (param_bytes > param_limit) {
+      *error = "line " + std::to_string(function.line) + ": the parameters of entry '" +
+               function.name + "' take " + std::to_string(param_bytes) + " bytes, more than the " +
+               std::to_string(param_limit) + " the PTX ISA allows" +
+               (large_params ? "" : " (32764 from PTX ISA 8.1 with .target sm_70 or later)") +
+               ". Pass large data through a pointer";
+      return false;
+    }
     Entry entry;
     entry.name = std::move(function.name);
     std::vector<bool> candidates;

@@ -204,6 +204,25 @@ TEST(PtxReader, ReportsErrorsWithLineNumbers) {
             std::string::npos);
 }
 
+// An entry's parameters may take 4352 bytes, or 32764 from PTX ISA 8.1 on sm_70 and later, as
+// the PTX ISA says and ptxas enforces; alignment padding counts.
+TEST(PtxReader, RefusesParametersBeyondThePtxLimit) {
+  auto entry = [](const char* version, const char* target, int array_bytes) {
+    return std::string(".version ") + version + "\n.target " + target +
+           "\n.address_size 64\n.entry k(.param .u8 a, .param .align 4 .b8 b[" +
+           std::to_string(array_bytes) + "]) { ret; }\n";
+  };
+  EXPECT_EQ(parse_ok(entry("7.0", "sm_50", 4348)).entries.size(), 1u);  // 4 + 4348 = 4352
+  const std::string over = parse_error(entry("7.0", "sm_50", 4349));
+  EXPECT_NE(over.find("take 4353 bytes, more than the 4352"), std::string::npos) << over;
+  EXPECT_NE(over.find("line 4"), std::string::npos) << over;
+  EXPECT_NE(parse_error(entry("8.0", "sm_90", 4349)).find("4352"), std::string::npos);
+  EXPECT_NE(parse_error(entry("8.1", "sm_52", 4349)).find("4352"), std::string::npos);
+  EXPECT_EQ(parse_ok(entry("8.1", "sm_70", 32760)).entries.size(), 1u);
+  EXPECT_NE(parse_error(entry("8.1", "sm_90", 32761)).find("more than the 32764"),
+            std::string::npos);
+}
+
 // The backend reads signatures only: instructions it does not know, in bodies it skips, never
 // fail a load (the driver's JIT judges them). Module variables and .func signatures are read,
 // with the same code as the CPU PTX driver's parser.

@@ -192,7 +192,7 @@ TEST_P(Limits, SharedMemoryAtTheLimit) {
             << "the kernel's only shared array is sized at launch, so it declares no static "
                "shared memory";
         Buffer out(device(), size_t{blocks} * words * 4);
-        ASSERT_TRUE(out.ok()) << describe(out.status());
+        ASSERT_TRUE(out.ok()) << out.error();
         CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0xDEADBEEFu, size_t{blocks} * words));
         uint32_t n = words;
         uint32_t seed = k.ir == HAL_IR_SPIRV ? 0x51ED0001u : 0x51ED0002u;
@@ -343,7 +343,7 @@ TEST_P(Limits, ValueParametersFillGuaranteedPushConstants) {
     }
     std::vector<uint32_t> values = param_values();
     Buffer out(device(), 32 * 4);
-    ASSERT_TRUE(out.ok()) << describe(out.status());
+    ASSERT_TRUE(out.ok()) << out.error();
     CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0xDEADBEEFu, 32));
     std::vector<void*> args = {&out.ptr};
     for (uint32_t& v : values) args.push_back(&v);
@@ -444,7 +444,7 @@ TEST_P(Limits, PushConstantsAtTheDeviceLimit) {
   std::vector<uint32_t> values(lo);
   for (uint32_t i = 0; i < lo; ++i) values[i] = (i * 0x01000193u) ^ 0xA5A5A5A5u;
   Buffer out(device(), size_t{lo} * 4);
-  ASSERT_TRUE(out.ok()) << describe(out.status());
+  ASSERT_TRUE(out.ok()) << out.error();
   CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0xDEADBEEFu, lo));
   void* args[] = {&out.ptr, values.data()};
   const hal_launch_config c = {{1, 1, 1}, {1, 1, 1}, 0};
@@ -476,7 +476,7 @@ TEST_P(Limits, PushConstantsAtTheDeviceLimit) {
 // out as cuLaunchKernel lays parameters out (the array checked through 16-word folds the kernel
 // computes, which a wrong word always changes); on a Vulkan device they exceed any push-constant
 // limit, so hal passes them through memory (docs/ABI.md). One byte more is invalid PTX for this
-// target, but hal does not check the PTX parameter limit, so its refusal is not tested here.
+// target, which the CUDA driver refuses: hal must refuse it at load, naming the limit.
 TEST_P(Limits, PtxParameterSpaceAtItsLimit) {
   if (!takes(HAL_IR_PTX))
     GTEST_SKIP() << "The PTX parameter space is PTX's; the device does not take PTX.";
@@ -499,7 +499,7 @@ TEST_P(Limits, PtxParameterSpaceAtItsLimit) {
     constexpr uint32_t kWords = 1080, kChunk = 16, kChunks = (kWords + kChunk - 1) / kChunk;
     constexpr uint32_t kOut = kChunks + 7;
     Buffer out(device(), kOut * 4);
-    ASSERT_TRUE(out.ok()) << describe(out.status());
+    ASSERT_TRUE(out.ok()) << out.error();
     CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0xDEADBEEFu, kOut));
     uint8_t a8 = 0xA7;
     uint16_t a16 = 0xB00F;
@@ -544,6 +544,20 @@ TEST_P(Limits, PtxParameterSpaceAtItsLimit) {
            "4348, as the kernel read them): "
         << bad;
   });
+  if (HasFatalFailure() || IsSkipped()) return;
+  const cts_files::FileBlob* file = own_file("limits_param_space.ptx");
+  ASSERT_NE(file, nullptr);
+  std::string over(reinterpret_cast<const char*>(file->data), file->size);
+  const size_t at = over.find("block[4320]");
+  ASSERT_NE(at, std::string::npos);
+  over.replace(at, 11, "block[4321]");
+  hal_module m = nullptr;
+  const hal_status s = hal_module_load(device(), over.data(), over.size(), nullptr, &m);
+  if (s == HAL_SUCCESS) CTS_EXPECT_OK(hal_module_unload(m));
+  CTS_EXPECT_STATUS(HAL_ERROR_INVALID_IR, "hal_module_load", s);
+  EXPECT_NE(std::string(hal_last_error()).find("4352"), std::string::npos)
+      << "the refusal of parameters one byte beyond the PTX limit does not name the limit: "
+      << hal_last_error();
 }
 
 INSTANTIATE_TEST_SUITE_P(, Limits, ::testing::ValuesIn(device_params()), device_name);
