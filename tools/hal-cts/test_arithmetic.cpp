@@ -236,7 +236,7 @@ class Arithmetic : public DeviceTest {
     ASSERT_TRUE(b.size() >= n / 2 && c.size() >= n / 2);
     Buffer da(device(), n * 4), db(device(), n * 4), dc(device(), n * 4), dout(device(), n * 8);
     for (const Buffer* buffer : {&da, &db, &dc, &dout}) {
-      ASSERT_TRUE(buffer->ok()) << describe(buffer->status());
+      ASSERT_TRUE(buffer->ok()) << buffer->error();
     }
     CTS_ASSERT_OK(hal_memcpy_htod(stream_, da.ptr, a.data(), n * 4));
     CTS_ASSERT_OK(hal_memcpy_htod(stream_, db.ptr, b.data(), b.size() * 4));

@@ -117,7 +117,8 @@ class MemoryModel : public DeviceTest {
     uint32_t spins = 64;
     const size_t slots = size_t{pairs} * kBlock * iters;
     Buffer data(device(), slots * 4), flag(device(), slots * 4), result(device(), slots * 8);
-    ASSERT_TRUE(data.ok() && flag.ok() && result.ok()) << describe(data.status());
+    ASSERT_TRUE(data.ok() && flag.ok() && result.ok())
+        << data.error() << flag.error() << result.error();
     std::vector<uint32_t> got(slots * 2);
     uint32_t it = iters;
     for (uint32_t rep = 0; rep < reps; ++rep) {
@@ -147,7 +148,7 @@ class MemoryModel : public DeviceTest {
     uint32_t spins = 32;
     const size_t entries = size_t{groups} * iters * kBlock;
     Buffer result(device(), entries * 8);
-    ASSERT_TRUE(result.ok()) << describe(result.status());
+    ASSERT_TRUE(result.ok()) << result.error();
     std::vector<uint32_t> got(entries * 2);
     for (uint32_t rep = 0; rep < reps; ++rep) {
       CTS_ASSERT_OK(hal_memset_d32(stream_, result.ptr, 0, entries * 2));
@@ -217,7 +218,7 @@ class MemoryModel : public DeviceTest {
         " address(es)" + (shared ? " per workgroup" : "");
     const size_t outs = size_t{groups} * addrs;
     Buffer out(device(), outs * sizeof(T)), tickets(device(), size_t{threads} * iters * sizeof(T));
-    ASSERT_TRUE(out.ok() && tickets.ok()) << describe(out.status());
+    ASSERT_TRUE(out.ok() && tickets.ok()) << out.error() << tickets.error();
     ASSERT_NO_FATAL_FAILURE(upload(out, std::vector<T>(outs, init)));
     uint32_t o = op, a = addrs, sp = shared ? 1 : 0;
     uint32_t lo = static_cast<uint32_t>(uint64_t{init}),
@@ -578,7 +579,7 @@ TEST_P(MemoryModel, AtomicFloatAddExact) {
     for (uint32_t space : {0u, 1u}) {
       for (uint32_t addrs : {1u, 7u}) {
         Buffer out(device(), size_t{groups} * addrs * 4);
-        ASSERT_TRUE(out.ok()) << describe(out.status());
+        ASSERT_TRUE(out.ok()) << out.error();
         CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0, size_t{groups} * addrs));
         uint32_t a = addrs, sp = space;
         ASSERT_NO_FATAL_FAILURE(launch(f, groups, kBlock, {&out.ptr, &iters, &a, &sp}));
@@ -626,7 +627,7 @@ TEST_P(MemoryModel, BarriersInLoopsOrderEveryRound) {
     const uint32_t groups = 4, block = 256;
     uint32_t rounds = options().quick ? 128 : 1024;
     Buffer out(device(), size_t{groups} * rounds * 4);
-    ASSERT_TRUE(out.ok()) << describe(out.status());
+    ASSERT_TRUE(out.ok()) << out.error();
     CTS_ASSERT_OK(hal_memset_d32(stream_, out.ptr, 0xDEADBEEFu, size_t{groups} * rounds));
     ASSERT_NO_FATAL_FAILURE(launch(f, groups, block, {&out.ptr, &rounds}));
     std::vector<uint32_t> got(size_t{groups} * rounds);
@@ -671,7 +672,7 @@ TEST_P(MemoryModel, HostWritesReachKernelsAndBackThroughCopies) {
     if (hs != HAL_SUCCESS) hal_host_free(device(), host_src);
     ASSERT_EQ(hs, HAL_SUCCESS) << describe(hs);
     Buffer src(device(), size_t{n} * 4), dst(device(), size_t{n} * 4);
-    ASSERT_TRUE(src.ok() && dst.ok()) << describe(src.status());
+    ASSERT_TRUE(src.ok() && dst.ok()) << src.error() << dst.error();
     uint32_t* hsrc = static_cast<uint32_t*>(host_src);
     uint32_t* hdst = static_cast<uint32_t*>(host_dst);
     for (uint32_t round = 0; round < 3; ++round) {
@@ -707,7 +708,7 @@ TEST_P(MemoryModel, HostWritesReachKernelsAndBackThroughCopies) {
 TEST_P(MemoryModel, MappedDeviceMemoryIsVisibleBothWays) {
   uint32_t n = visibility_words();
   Buffer src(device(), size_t{n} * 4), dst(device(), size_t{n} * 4);
-  ASSERT_TRUE(src.ok() && dst.ok()) << describe(src.status());
+  ASSERT_TRUE(src.ok() && dst.ok()) << src.error() << dst.error();
   void* host_src = nullptr;
   void* host_dst = nullptr;
   const hal_status s = hal_mem_host_pointer(device(), src.ptr, &host_src);
@@ -750,11 +751,11 @@ TEST_P(MemoryModel, SecondStreamSeesWritesOrderedByAnEvent) {
     uint32_t n = options().quick ? 65536 + 13 : (1u << 20) + 13;
     const uint32_t rounds = 4;
     Buffer src(device(), size_t{n} * 4), mid(device(), size_t{n} * 4);
-    ASSERT_TRUE(src.ok() && mid.ok()) << describe(src.status());
+    ASSERT_TRUE(src.ok() && mid.ok()) << src.error() << mid.error();
     std::vector<std::unique_ptr<Buffer>> dst;
     for (uint32_t r = 0; r < rounds; ++r) {
       dst.push_back(std::make_unique<Buffer>(device(), size_t{n} * 4));
-      ASSERT_TRUE(dst.back()->ok()) << describe(dst.back()->status());
+      ASSERT_TRUE(dst.back()->ok()) << dst.back()->error();
     }
     hal_stream other = nullptr;
     hal_event produced = nullptr, consumed = nullptr;

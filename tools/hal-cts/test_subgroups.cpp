@@ -325,7 +325,7 @@ class Subgroups : public DeviceTest {
     const size_t words = size_t{run->count()} * kRecord;
     Buffer in(device(), run->in.size() * 4);
     Buffer out(device(), words * 4);
-    EXPECT_TRUE(in.ok() && out.ok()) << describe(in.ok() ? out.status() : in.status());
+    EXPECT_TRUE(in.ok() && out.ok()) << in.error() << out.error();
     if (!in.ok() || !out.ok()) return false;
     EXPECT_EQ(hal_memcpy_htod(stream_, in.ptr, run->in.data(), run->in.size() * 4), HAL_SUCCESS);
     EXPECT_EQ(hal_memset_d32(stream_, out.ptr, kUnwritten, words), HAL_SUCCESS);
