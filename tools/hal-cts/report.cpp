@@ -256,8 +256,13 @@ bool Recorder::submittable(const RunContext& run, std::vector<std::string>* reas
   }
   for (const Device& d : devices()) {
     const Coverage c = coverage_of(d, records_);
+    // One reason a device, its shortfalls joined: a filtered run misses many at once.
+    std::string shortfalls;
     for (const std::string& why : c.below_minimum) {
-      reasons->push_back("below the minimum coverage on " + d.label + ": " + why);
+      shortfalls += (shortfalls.empty() ? "" : "; ") + why;
+    }
+    if (!shortfalls.empty()) {
+      reasons->push_back("below the minimum coverage on " + d.label + ": " + shortfalls);
     }
   }
   if (unexpected > 0) {

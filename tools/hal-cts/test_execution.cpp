@@ -220,6 +220,9 @@ TEST_P(Execution, LongRunningKernelsComplete) {
           uint32_t steps = kLongSteps;
           void* args[] = {&out.ptr, &steps};
           const hal_launch_config c = {{gx, gy, 1}, {64, 1, 1}, 0};
+          // A device that ends the kernel with an error (a watchdog) fails below, in context.
+          SCOPED_TRACE("a launch of " + std::to_string(gx) + " x " + std::to_string(gy) +
+                       " workgroups, after one that took " + std::to_string(seconds) + " s");
           const double start = now_ms();
           CTS_ASSERT_OK(hal_launch(stream_, f, &c, args));
           uint32_t got[2] = {};
