@@ -198,6 +198,16 @@ std::unique_ptr<MatmulProblem> MatmulProblem::create(hal_device device, const st
   std::unique_ptr<MatmulProblem> p(new MatmulProblem());
   p->candidates_ = matmul_candidates(info, family, why);
   if (p->candidates_.empty()) return nullptr;
+  // Loads per multiply-add hold for a problem of many tiles. A tile that overhangs the problem
+  // computes padding as well, so its estimate grows by its padded share: a small problem tries
+  // small tiles first, rather than the largest tiles, which are also the slowest to compile.
+  for (Candidate& c : p->candidates_) {
+    const auto padded = [](uint32_t size, uint32_t tile) {
+      return tile == 0 ? double(size) : double((uint64_t{size} + tile - 1) / tile * tile);
+    };
+    c.estimate *= padded(shape.m, c.tile[0]) * padded(shape.n, c.tile[1]) /
+                  (double(shape.m) * double(shape.n));
+  }
   p->family_ = family;
   p->shape_ = shape;
   p->bucket_ = shape_bucket({shape.m, shape.n, shape.k});

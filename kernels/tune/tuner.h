@@ -49,8 +49,9 @@ struct Candidate {
   std::string label;  // the parameters, e.g. "BM=64 BN=128 BK=16"
   bool is_default = false;
   // A cost model's guess, lower for candidates expected to be faster (for matmul: loads per
-  // multiply-add); search() tries candidates in this order, equal guesses in random order, so
-  // that a budget too short for the whole space is spent on the likeliest first. 0: no guess.
+  // multiply-add, scaled by the padding of tiles that overhang the problem); search() tries
+  // candidates in this order, equal guesses in random order, so that a budget too short for the
+  // whole space is spent on the likeliest first. 0: no guess.
   double estimate = 0;
 };
 
