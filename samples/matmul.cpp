@@ -9,7 +9,8 @@
 // --ir loads the kernel in that IR instead of the device's own choice (SPIR-V on a Vulkan
 // device): `--device vulkan:0 --ir ptx` runs the pack's PTX there, translated to SPIR-V by hal.
 // A plan for another IR (a tuned SPIR-V plan specializes the tiles) then gives only its kernel,
-// loaded by name with the tiles it was built with.
+// loaded by name with the tiles it was built with; where the device refuses that kernel in this
+// IR, the default kernel runs.
 //
 // Exit status: 0 when every element is within the tolerance bound, 1 when one is not, 2 on
 // errors, 77 when there is no device to run on (none matches the selector, or it does not take
@@ -57,9 +58,26 @@ int main(int argc, char** argv) {
                 plan.kernel.c_str(), plan.label.c_str(), plan.source.c_str(),
                 device.ir == HAL_IR_PTX ? "PTX" : "SPIR-V");
   }
-  const sample::Kernel kernel =
-      planned ? sample::load_planned(device, plan)
-              : sample::load_kernel(device, requested.empty() ? plan.kernel : requested);
+  sample::Kernel kernel;
+  if (planned) {
+    kernel = sample::load_planned(device, plan);
+  } else if (!requested.empty()) {
+    kernel = sample::load_kernel(device, requested);
+  } else if (std::string refused;
+             !sample::try_load_kernel(device, plan.kernel, &kernel, &refused)) {
+    // Tuned in the device's own IR, the choice may be a kernel this IR cannot run here (warp-level
+    // PTX on a device without 32-lane subgroups): the untuned default runs instead, saying so.
+    const std::string no_database;
+    std::string why;
+    if (!hal_kernels::tune::plan_matmul(device.device, "matmul_" + dtype, {M, N, K}, &plan, &why,
+                                        &no_database)) {
+      std::fprintf(stderr, "error: no matmul plan: %s\n", why.c_str());
+      return 2;
+    }
+    std::printf("plan: the device refuses that kernel in this IR (%s); running the default, %s\n",
+                refused.c_str(), plan.kernel.c_str());
+    kernel = sample::load_kernel(device, plan.kernel);
+  }
   const std::string name = kernel.info->name;
   const bool f16 = std::string(kernel.info->dtype) == "f16";
   const ref::Storage storage = f16 ? ref::Storage::kF16 : ref::Storage::kF32;

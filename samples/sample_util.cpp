@@ -98,7 +98,8 @@ Device open_device(const std::string& selector, const std::string& ir) {
   return d;
 }
 
-Kernel load_kernel(const Device& device, const std::string& name) {
+bool try_load_kernel(const Device& device, const std::string& name, Kernel* out,
+                     std::string* refused) {
   Kernel k;
   const hal_kernel_blob* blob = hal_kernels_find(name.c_str(), device.ir);
   if (blob == nullptr) {
@@ -120,10 +121,28 @@ Kernel load_kernel(const Device& device, const std::string& name) {
   hal_module_options options{};
   options.struct_size = sizeof options;
   options.ir = blob->ir;
-  SAMPLE_CHECK(hal_module_load(device.device, blob->data, blob->size, &options, &k.module));
-  SAMPLE_CHECK(hal_module_get_function(k.module, blob->entry_point, &k.function));
+  // A device refuses a kernel it cannot run in this IR at load, or (where the rest of the
+  // module translates) at hal_module_get_function: HAL_ERROR_NOT_SUPPORTED either way.
+  hal_status s = hal_module_load(device.device, blob->data, blob->size, &options, &k.module);
+  if (s == HAL_SUCCESS) s = hal_module_get_function(k.module, blob->entry_point, &k.function);
+  if (s == HAL_ERROR_NOT_SUPPORTED) {
+    *refused = hal_last_error();
+    if (k.module != nullptr) SAMPLE_CHECK(hal_module_unload(k.module));
+    return false;
+  }
+  if (s != HAL_SUCCESS) die("loading " + name);
   for (int i = 0; i < 3; ++i) k.block[i] = k.info->block[i];
   k.shared_bytes = k.info->shared_bytes;
+  *out = k;
+  return true;
+}
+
+Kernel load_kernel(const Device& device, const std::string& name) {
+  Kernel k;
+  if (std::string refused; !try_load_kernel(device, name, &k, &refused)) {
+    std::fprintf(stderr, "error: %s\n", refused.c_str());
+    std::exit(2);
+  }
   return k;
 }
 

@@ -64,8 +64,13 @@ struct Kernel {
 };
 
 // Loads kernel |name| of the pack in the device's IR. Exits with 2 when the kernel is unknown or
-// the device lacks a feature it needs.
+// the device lacks a feature it needs or refuses it.
 Kernel load_kernel(const Device& device, const std::string& name);
+// As load_kernel, but where the device refuses the kernel in this IR (HAL_ERROR_NOT_SUPPORTED:
+// warp-level PTX on a device without 32-lane subgroups, ...) returns false with hal's message in
+// |*refused| instead of exiting.
+bool try_load_kernel(const Device& device, const std::string& name, Kernel* out,
+                     std::string* refused);
 
 // Loads what |plan| (kernels/tune/plan.h) says to launch: its kernel with its specialization
 // constants and block. Prints the choice and where it came from (tuned by hal-tune, or the

@@ -151,9 +151,11 @@ def main():
     build = os.path.abspath(args.build_dir)
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([os.path.abspath(p) for p in args.path] + [env["PATH"]])
+    # A reader's shell starts without these. The caches go under each session's HOME, so that
+    # what a document's commands tune or cache never reaches the user's own cache.
     for name in ("HAL_DEVICE", "HAL_BACKENDS", "HAL_CUDA_LIBRARY", "PKG_CONFIG_PATH",
-                 "LD_LIBRARY_PATH"):
-        env.pop(name, None)  # a reader's shell starts without them
+                 "LD_LIBRARY_PATH", "HAL_CACHE_DIR", "XDG_CACHE_HOME"):
+        env.pop(name, None)
     for doc, blocks in sessions:
         if not any(b.kind in ("run", "python") for b in blocks):
             continue

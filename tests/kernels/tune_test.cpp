@@ -12,11 +12,13 @@
 #include <gtest/gtest.h>
 
 #include <hal/hal.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -300,6 +302,33 @@ TEST(TuneMatmul, SubgroupCandidatesFollowTheDevice) {
   EXPECT_EQ(sg_sizes(HAL_FEATURE_SUBGROUP_BALLOT, 32, HAL_IR_PTX), (std::vector<uint32_t>{8, 8}));
 }
 
+// The cost model scales a tile's loads per multiply-add by how far it overhangs the problem, so
+// the candidate tried first on a problem smaller than the large tiles is a smaller tile than on a
+// problem of many tiles (and the search does not start with the slowest compiles).
+TEST(TuneMatmul, ASmallProblemTriesSmallerTilesFirst) {
+  hal_device device = vulkan_device();
+  if (device == nullptr) GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
+  auto likeliest = [&](tune::MatmulShape shape, std::string* label) {
+    std::string why;
+    auto problem = tune::MatmulProblem::create(device, "matmul_f32", shape, &why);
+    EXPECT_NE(problem, nullptr) << why;
+    if (problem == nullptr) return uint64_t{0};
+    const tune::Candidate* best = nullptr;
+    for (const tune::Candidate& c : problem->candidates()) {
+      if (c.estimate > 0 && (best == nullptr || c.estimate < best->estimate)) best = &c;
+    }
+    EXPECT_NE(best, nullptr);
+    if (best == nullptr) return uint64_t{0};
+    *label = best->label;
+    return uint64_t{best->tile[0]} * best->tile[1];
+  };
+  std::string small_label, large_label;
+  const uint64_t small = likeliest({16, 16, 16}, &small_label);
+  const uint64_t large = likeliest({1024, 1024, 1024}, &large_label);
+  EXPECT_LT(small, large) << "tried first: " << small_label << " at 16^3, " << large_label
+                          << " at 1024^3";
+}
+
 TEST(TuneMatmul, BadFamiliesAndShapesAreRefusedWithTheReason) {
   hal_device device = vulkan_device();
   if (device == nullptr) GTEST_SKIP() << "no Vulkan device: " << hal_last_error();
@@ -449,6 +478,55 @@ class TunePlan : public ::testing::Test {
   std::string old_, path_;
   tune::DeviceKey key_;
 };
+
+// The matmul sample with --ir ptx on a Vulkan device runs the tuned choice's kernel by name in
+// PTX. A subgroup kernel is warp-level PTX there, which a device without 32-lane subgroups
+// refuses: the sample must run the default instead, not fail (tools/dev.sh run does this after
+// a user has tuned the device).
+TEST_F(TunePlan, TheMatmulSampleRunsTheDefaultWhereTheTunedKernelIsRefusedInPtx) {
+  const std::string sample = HAL_MATMUL_SAMPLE;
+  if (sample.empty()) GTEST_SKIP() << "the samples are not built";
+  hal_device_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(hal_device_get_info(device_, &info), HAL_SUCCESS) << hal_last_error();
+  if ((info.ir_mask & HAL_IR_PTX) == 0) GTEST_SKIP() << "the Vulkan device does not take PTX";
+  std::string why;
+  const tune::Candidate* sg = nullptr;
+  const std::vector<tune::Candidate> all = tune::matmul_candidates(info, "matmul_f32", &why);
+  for (const tune::Candidate& c : all) {
+    if (c.label.rfind("sg ", 0) == 0) {
+      sg = &c;
+      break;
+    }
+  }
+  if (sg == nullptr) GTEST_SKIP() << "the device has no subgroup matmul candidates";
+  tune::Database db = tune::Database::load(path_, key_, nullptr);
+  tune::Entry e;
+  e.family = "matmul_f32";
+  e.bucket = "64x64x64";
+  e.kernel = sg->kernel;
+  e.specializations = sg->specializations;
+  for (int i = 0; i < 3; ++i) e.block[i] = sg->block[i];
+  e.time_ms = 1;
+  e.default_time_ms = 3;
+  e.label = sg->label;
+  db.put(e);
+  ASSERT_TRUE(db.save(path_, &why)) << why;
+  ASSERT_TRUE(plan({64, 64, 64}).tuned);
+
+  const std::string out_file = (dir_ / "sample.out").string();
+  const std::string command = "HAL_CACHE_DIR='" + dir_.string() + "' '" + sample +
+                              "' --device vulkan:0 --ir ptx --m 64 --n 64 --k 64 > '" + out_file +
+                              "' 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(out_file);
+  const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << output;
+  if (info.subgroup_size != 32) {
+    EXPECT_NE(output.find("running the default"), std::string::npos) << output;
+  }
+}
 
 TEST_F(TunePlan, WithoutADatabaseThePlanIsTheDefault) {
   const tune::LaunchPlan p = plan({100, 200, 300});
