@@ -70,7 +70,7 @@ configure_and_build() { # dir build-type
 
 # Release, the project's default build type and the one users build: GCC warns differently at
 # -O3 (-Wstringop-overread, -Wrestrict, ...), so this is the build that must stay warning-free.
-# The sanitizer builds (tools/sanitize.sh) compile the same sources with clang at -O1.
+# The sanitizer builds (tools/sanitize.sh) compile the same sources with clang at -O2.
 build() {
   step "building into $build"
   configure_and_build "$build" Release
