@@ -153,6 +153,12 @@ def main():
     env["PATH"] = os.pathsep.join([os.path.abspath(p) for p in args.path] + [env["PATH"]])
     # A reader's shell starts without these. The caches go under each session's HOME, so that
     # what a document's commands tune or cache never reaches the user's own cache.
+    # The Vulkan driver's own shader cache is the exception: it is keyed by the shaders' content,
+    # so sharing the user's lets the sessions reuse what the rest of the suite compiled (lavapipe
+    # takes minutes to compile the pack from an empty cache).
+    if "MESA_SHADER_CACHE_DIR" not in env:
+        env["MESA_SHADER_CACHE_DIR"] = env.get("XDG_CACHE_HOME") or os.path.join(
+            os.path.expanduser("~"), ".cache")
     for name in ("HAL_DEVICE", "HAL_BACKENDS", "HAL_CUDA_LIBRARY", "PKG_CONFIG_PATH",
                  "LD_LIBRARY_PATH", "HAL_CACHE_DIR", "XDG_CACHE_HOME"):
         env.pop(name, None)
