@@ -87,6 +87,7 @@ void Kernel::translate(KernelInfo* info) {
     refuse_kernel(line, "irreducible control flow (a loop entered at more than one place: " +
                             error.message + "); Vulkan needs structured control flow");
   }
+  if (warp_emulated_) check_warps_run_together(cfg);
 
   const uint32_t t_void = b.type_void();
   const uint32_t entry = b.fresh_id();
@@ -250,6 +251,20 @@ void Kernel::lay_out_memory(KernelInfo* info) {
   shared_words_static_ = align_up(dynamic ? dynamic_shared_offset_ : shared, 4) / 4;
   local_words_ = align_up(local, 4) / 4;
   info->static_shared_bytes = shared;
+  // Warps through workgroup memory add their exchange array: counted here for a .reqntid block,
+  // and at each launch otherwise (its length follows the launch's block).
+  if (warp_emulated_ && function_.reqntid[0] != 0) {
+    const uint32_t exchange = 2 * workgroup_warp_words() * 4;
+    if (exchange > target_.max_shared_bytes || shared > target_.max_shared_bytes - exchange) {
+      refuse_kernel(function_.line,
+                    "its static shared memory (" + std::to_string(shared) + " bytes) and the " +
+                        std::to_string(exchange) +
+                        " bytes its warps exchange through on this device take more than the "
+                        "device's " +
+                        std::to_string(target_.max_shared_bytes) + " per block");
+    }
+    info->static_shared_bytes = shared + exchange;
+  }
   info->dynamic_shared = dynamic;
 }
 

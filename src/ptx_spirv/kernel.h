@@ -125,11 +125,20 @@ class Kernel {
   bool lower_misc(const ir::Instruction& ins);
 
   // ---- warp-level PTX (lower_warp.cpp) --------------------------------------------------
-  // Decides whether the kernel is a warp kernel (KernelInfo::warp_size), refusing it where the
-  // device has no 32-lane warps or its .reqntid does not fit them.
+  // Decides whether the kernel is a warp kernel, and how its warps run: on 32-lane subgroups
+  // (KernelInfo::warp_size; a .reqntid that does not fit them is refused), or, on a device
+  // without them, through workgroup memory.
   void check_warp(KernelInfo* info);
-  // For a warp kernel: the lane and subgroup built-ins, and %tid numbered from them.
+  // Warps through workgroup memory: refuses the kernel when a warp instruction lies in code that
+  // the threads of a block may not all run together (uniformity.h).
+  void check_warps_run_together(const std::vector<CfgBlock>& cfg);
+  // For a warp kernel: the lane and subgroup built-ins, and %tid numbered from them; or, through
+  // workgroup memory, lanes from the invocation index and the exchange array.
   void declare_warp();
+  void declare_workgroup_warps();
+  // A half of the exchange array for a .reqntid block: its threads rounded up to whole warps.
+  uint32_t workgroup_warp_words() const;
+  void workgroup_barrier();
   bool lower_warp(const ir::Instruction& ins);  // false: not a warp instruction
   void lower_shfl(const ir::Instruction& ins);
   void lower_vote(const ir::Instruction& ins);
@@ -167,6 +176,15 @@ class Kernel {
   uint32_t constant_of(const ir::Instruction& ins, const ir::Operand& operand, ir::Type type);
   uint32_t special(const ir::Instruction& ins, const ir::Operand& operand);
   uint32_t warp_special(const ir::Instruction& ins, ir::Special which);  // %laneid, ...
+  // Warp kernels (lower_warp.cpp): whether the warps run through workgroup memory; the lane
+  // (u32); the lanes of the thread's warp that the block has (through workgroup memory).
+  bool warps_in_workgroup_memory() const { return warp_emulated_; }
+  uint32_t lane() const { return lane_; }
+  uint32_t warp_lanes() const { return warp_lanes_; }
+  // Through workgroup memory: every thread stores |value| (u32) for its warp to read, then a
+  // workgroup barrier; published_by(lane) then reads lane |lane|'s (u32, 0..31) word.
+  void publish_to_warp(uint32_t value);
+  uint32_t published_by(uint32_t lane);
   uint32_t symbol_address(const ir::Instruction& ins, const ir::SymbolRef& symbol);
   uint32_t load_register(uint32_t reg);
   void store_register(uint32_t reg, uint32_t value);
@@ -232,6 +250,13 @@ class Kernel {
   uint32_t block_size_[3] = {0, 0, 0};  // ids: u32 constants or spec constants
   uint32_t builtin_local_id_ = 0, builtin_group_id_ = 0, builtin_groups_ = 0;
   bool warp_ = false;            // a warp kernel (check_warp)
+  bool warp_emulated_ = false;   // its warps run through workgroup memory
+  uint32_t thread_index_ = 0;    // through workgroup memory: LocalInvocationIndex, loaded
+  uint32_t warp_lanes_ = 0;      // through workgroup memory: the lanes the warp has (u32)
+  uint32_t warp_exchange_ = 0;   // through workgroup memory: the Workgroup u32 array
+  uint32_t exchange_half_ = 0;   // its half's length in words (a constant or spec constant)
+  uint32_t exchange_side_ = 0;   // u32 Function variable: the half the next exchange uses
+  uint32_t published_base_ = 0;  // the first word of the last exchange's half (u32)
   uint32_t lane_ = 0;            // warp kernels: %laneid, loaded at entry
   uint32_t warp_index_ = 0;      // warp kernels: %warpid, loaded at entry
   uint32_t tid_[3] = {0, 0, 0};  // warp kernels: %tid, numbered from the subgroups

@@ -8,6 +8,15 @@
 // so the lanes of a subgroup are the threads CUDA puts in one warp whatever invocations the
 // device grouped.
 //
+// A device without 32-lane subgroups runs the same instructions through workgroup memory
+// instead (Kernel::warps_in_workgroup_memory): lanes are numbered from the invocation's index in
+// the workgroup, which is CUDA's numbering of a block's threads, so every block shape works, a
+// last partial warp included. Each exchange stores the thread's word at its place in the
+// workgroup's exchange array between two workgroup barriers, and each lane then reads the words
+// of its warp. Vulkan allows those barriers only where the whole workgroup runs together, so a
+// kernel with a warp instruction in code whose direction depends on the thread is refused
+// (uniformity.h finds that code); the warp width stays 32 either way.
+//
 // Divergence: the lanes running a warp instruction are the invocations that reach it, which in
 // structured SPIR-V are the lanes on the same path, as on the CPU PTX device (which runs a
 // warp's paths one after the other). A guard predicate does not take a lane off the path (on a
@@ -20,7 +29,12 @@
 // each naming their half): every lowering reads the mask per lane.
 #include "ptx_spirv/kernel.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <spirv/unified1/GLSL.std.450.h>
+
+#include "ptx_spirv/uniformity.h"
 
 namespace hal::ptx_spirv {
 
@@ -109,23 +123,53 @@ const ir::Instruction* first_warp_use(const ir::Function& function, ir::Special*
 
 constexpr uint32_t kScopeSubgroup = static_cast<uint32_t>(spv::Scope::Subgroup);
 
-// The subgroup operations, on 32-bit words and 32-lane masks.
+// The subgroup operations, on 32-bit words and 32-lane masks: subgroup instructions on
+// 32-lane subgroups, or the workgroup's exchange array.
 struct Subgroup {
   Kernel& k;
 
+  bool emulated() const { return k.warps_in_workgroup_memory(); }
   uint32_t scope() const { return k.b.u32(kScopeSubgroup); }
   // The lanes whose |predicate| is true, among those running.
   uint32_t ballot(uint32_t predicate) {
+    if (emulated()) {
+      const uint32_t mine = k.b.op(spv::Op::OpShiftLeftLogical, k.t_u32, {k.b.u32(1), k.lane()});
+      // Each lane contributes only its own bit: a lane the block does not have (in a last,
+      // partial warp) published nothing, and its word holds whatever was there.
+      const std::vector<uint32_t> words = each_lane(k.select(k.t_u32, predicate, mine, k.b.u32(0)));
+      uint32_t mask = k.b.u32(0);
+      for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+        const uint32_t bit =
+            k.b.op(spv::Op::OpBitwiseAnd, k.t_u32, {words[lane], k.b.u32(1u << lane)});
+        mask = k.b.op(spv::Op::OpBitwiseOr, k.t_u32, {mask, bit});
+      }
+      return k.b.op(spv::Op::OpBitwiseAnd, k.t_u32, {mask, running()});
+    }
     k.b.capability(spv::Capability::GroupNonUniformBallot);
     const uint32_t v4 = k.b.type_vector(k.t_u32, 4);
     const uint32_t mask = k.b.op(spv::Op::OpGroupNonUniformBallot, v4, {scope(), predicate});
     return k.b.op(spv::Op::OpCompositeExtract, k.t_u32, {mask, 0});
   }
-  uint32_t running() { return ballot(k.b.constant_bool(true)); }
+  // Through workgroup memory every lane of the warp runs each warp instruction (the kernel is
+  // refused otherwise): the lanes the block has.
+  uint32_t running() { return emulated() ? k.warp_lanes() : ballot(k.b.constant_bool(true)); }
   // |value| (u32) of lane |lane|, which must be running for the result to mean anything.
   uint32_t shuffle(uint32_t value, uint32_t lane) {
+    if (emulated()) {
+      k.publish_to_warp(value);
+      return k.published_by(lane);
+    }
     k.b.capability(spv::Capability::GroupNonUniformShuffle);
     return k.b.op(spv::Op::OpGroupNonUniformShuffle, k.t_u32, {scope(), value, lane});
+  }
+  // |value| (u32) of each lane of the warp, lane 0 first.
+  std::vector<uint32_t> each_lane(uint32_t value) {
+    std::vector<uint32_t> values;
+    if (emulated()) k.publish_to_warp(value);
+    for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+      values.push_back(emulated() ? k.published_by(k.b.u32(lane)) : shuffle(value, k.b.u32(lane)));
+    }
+    return values;
   }
   uint32_t all_equal(uint32_t value) {
     k.b.capability(spv::Capability::GroupNonUniformVote);
@@ -164,12 +208,14 @@ uint32_t same_value_lanes(Kernel& k, Subgroup& s, uint32_t members, uint32_t val
     hi = b.op(spv::Op::OpUConvert, u,
               {b.op(spv::Op::OpShiftRightLogical, k.t_u64, {value, b.u32(32)})});
   }
+  const std::vector<uint32_t> los = s.each_lane(lo);
+  const std::vector<uint32_t> his = wide ? s.each_lane(hi) : std::vector<uint32_t>{};
   uint32_t same = b.u32(0);
   for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
-    uint32_t equal = b.op(spv::Op::OpIEqual, k.t_bool, {s.shuffle(lo, b.u32(lane)), lo});
+    uint32_t equal = b.op(spv::Op::OpIEqual, k.t_bool, {los[lane], lo});
     if (wide) {
       equal = b.op(spv::Op::OpLogicalAnd, k.t_bool,
-                   {equal, b.op(spv::Op::OpIEqual, k.t_bool, {s.shuffle(hi, b.u32(lane)), hi})});
+                   {equal, b.op(spv::Op::OpIEqual, k.t_bool, {his[lane], hi})});
     }
     same = b.op(spv::Op::OpBitwiseOr, u, {same, k.select(u, equal, b.u32(1u << lane), b.u32(0))});
   }
@@ -318,23 +364,12 @@ void Kernel::lower_redux(const ir::Instruction& ins) {
   const uint32_t u = t_u32;
   const uint32_t members = and32(*this, member_mask(*this, s, ins, 2), s.running());
   const uint32_t a = read(ins, ins.operands[1], T::kB32);
-  const uint32_t result = b.local_variable(b.type_pointer(spv::StorageClass::Function, u));
-  // Every running lane names the same members (a full warp, or the lanes of one branch): one
-  // subgroup reduction of the members' values, the other lanes giving the identity.
-  const uint32_t uniform = s.all_equal(members);
-  if_then(uniform, [&] {
-    const uint32_t lane = warp_special(ins, ir::Special::kLaneid);
-    const uint32_t mine = b.op(spv::Op::OpShiftLeftLogical, u, {b.u32(1), lane});
-    const uint32_t member =
-        b.op(spv::Op::OpINotEqual, t_bool, {and32(*this, members, mine), b.u32(0)});
-    const uint32_t value = select(u, member, a, b.u32(kind->identity));
-    b.op_void(spv::Op::OpStore, {result, s.reduce(kind->group, value)});
-  });
-  // Lanes naming different members: each lane gathers its members' values.
-  if_then(b.op(spv::Op::OpLogicalNot, t_bool, {uniform}), [&] {
+  // Each lane gathers its members' values.
+  auto gather = [&] {
+    const std::vector<uint32_t> values = s.each_lane(a);
     uint32_t acc = b.u32(kind->identity);
     for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
-      const uint32_t v = s.shuffle(a, b.u32(lane));
+      const uint32_t v = values[lane];
       uint32_t combined = 0;
       if (kind->scalar != spv::Op::OpNop) {
         combined = b.op(kind->scalar, u, {acc, v});
@@ -347,7 +382,27 @@ void Kernel::lower_redux(const ir::Instruction& ins) {
       }
       acc = select(u, s.bit(members, lane), combined, acc);
     }
-    b.op_void(spv::Op::OpStore, {result, acc});
+    return acc;
+  };
+  if (s.emulated()) {  // no branch: the exchange's barriers need the whole workgroup
+    write(ins, ins.operands[0], T::kB32, gather());
+    return;
+  }
+  const uint32_t result = b.local_variable(b.type_pointer(spv::StorageClass::Function, u));
+  // Every running lane names the same members (a full warp, or the lanes of one branch): one
+  // subgroup reduction of the members' values, the other lanes giving the identity.
+  const uint32_t uniform = s.all_equal(members);
+  if_then(uniform, [&] {
+    const uint32_t lane = warp_special(ins, ir::Special::kLaneid);
+    const uint32_t mine = b.op(spv::Op::OpShiftLeftLogical, u, {b.u32(1), lane});
+    const uint32_t member =
+        b.op(spv::Op::OpINotEqual, t_bool, {and32(*this, members, mine), b.u32(0)});
+    const uint32_t value = select(u, member, a, b.u32(kind->identity));
+    b.op_void(spv::Op::OpStore, {result, s.reduce(kind->group, value)});
+  });
+  // Lanes naming different members.
+  if_then(b.op(spv::Op::OpLogicalNot, t_bool, {uniform}), [&] {
+    b.op_void(spv::Op::OpStore, {result, gather()});
   });
   write(ins, ins.operands[0], T::kB32, b.op(spv::Op::OpLoad, u, {result}));
 }
@@ -377,13 +432,11 @@ void Kernel::check_warp(KernelInfo* info) {
   ir::Special special = ir::Special::kCount;
   const ir::Instruction* use = first_warp_use(function_, &special);
   if (use == nullptr) return;
+  warp_ = true;
   if (!target_.warp32) {
-    const std::string what =
-        special == ir::Special::kCount
-            ? "it is warp-level PTX"
-            : std::string("it reads ") + ir::special_name(special) + ", warp-level PTX";
-    refuse(*use, what + ", which runs only with 32-lane warps, and " +
-                     (target_.no_warp32.empty() ? "the device has none" : target_.no_warp32));
+    // The block's shape does not matter here: lanes come from the invocation index.
+    warp_emulated_ = true;
+    return;
   }
   if (function_.reqntid[0] % kWarpSize != 0) {
     refuse_kernel(function_.line,
@@ -391,11 +444,36 @@ void Kernel::check_warp(KernelInfo* info) {
                       " in x: a warp-level kernel runs on Vulkan with whole 32-lane subgroups, "
                       "which need the block's x to be a multiple of 32");
   }
-  warp_ = true;
   info->warp_size = kWarpSize;
 }
 
+void Kernel::check_warps_run_together(const std::vector<CfgBlock>& cfg) {
+  std::vector<BlockCode> code;
+  for (const BlockRange& r : ranges_) code.push_back(BlockCode{r.begin, r.end, r.terminator});
+  const Divergence divergence = find_divergence(function_, cfg, code);
+  for (size_t block = 0; block < ranges_.size() && block < divergence.cause.size(); ++block) {
+    const uint32_t cause = divergence.cause[block];
+    if (cause == Divergence::kNone) continue;
+    for (uint32_t i = ranges_[block].begin; i < ranges_[block].end; ++i) {
+      const ir::Instruction& ins = function_.code[i];
+      if (!is_warp_instruction(ins)) continue;
+      const ir::Instruction* branch = ranges_[cause].terminator;
+      refuse(ins, "the device has no 32-lane warps (" +
+                      (target_.no_warp32.empty() ? std::string("none") : target_.no_warp32) +
+                      "), so hal runs warps through workgroup memory, which needs every thread of "
+                      "the block to reach each warp instruction together; this one is in code that "
+                      "the branch at PTX line " +
+                      std::to_string(branch != nullptr ? branch->line : 0) +
+                      " may take differently in different threads");
+    }
+  }
+}
+
 void Kernel::declare_warp() {
+  if (warp_emulated_) {
+    declare_workgroup_warps();
+    return;
+  }
   b.capability(spv::Capability::GroupNonUniform);
   const uint32_t input = b.type_pointer(spv::StorageClass::Input, t_u32);
   auto builtin = [&](spv::BuiltIn which) {
@@ -414,6 +492,100 @@ void Kernel::declare_warp() {
   tid_[0] = b.op(spv::Op::OpUMod, t_u32, {n, block_size_[0]});
   tid_[1] = b.op(spv::Op::OpUMod, t_u32, {row, block_size_[1]});
   tid_[2] = b.op(spv::Op::OpUDiv, t_u32, {row, block_size_[1]});
+}
+
+uint32_t Kernel::workgroup_warp_words() const {
+  uint32_t threads = 1;
+  for (uint32_t d : function_.reqntid) threads *= std::max(d, 1u);
+  return (threads + kWarpSize - 1) / kWarpSize * kWarpSize;
+}
+
+void Kernel::declare_workgroup_warps() {
+  const uint32_t input = b.type_pointer(spv::StorageClass::Input, t_u32);
+  const uint32_t index_var = b.global_variable(input, spv::StorageClass::Input);
+  b.decorate(index_var, spv::Decoration::BuiltIn,
+             {static_cast<uint32_t>(spv::BuiltIn::LocalInvocationIndex)});
+  interface_.push_back(index_var);
+  // LocalInvocationIndex is x + y * X + z * X * Y: CUDA's numbering of a block's threads.
+  thread_index_ = b.op(spv::Op::OpLoad, t_u32, {index_var});
+  lane_ = b.op(spv::Op::OpBitwiseAnd, t_u32, {thread_index_, b.u32(kWarpSize - 1)});
+  warp_index_ = b.op(spv::Op::OpShiftRightLogical, t_u32, {thread_index_, b.u32(5)});
+  const uint32_t v3 = b.type_vector(t_u32, 3);
+  const uint32_t local_id = b.op(spv::Op::OpLoad, v3, {builtin_local_id_});
+  for (uint32_t d = 0; d < 3; ++d) {
+    tid_[d] = b.op(spv::Op::OpCompositeExtract, t_u32, {local_id, d});
+  }
+  // The lanes the thread's warp has: all 32 but in a last warp the block does not fill.
+  const uint32_t threads =
+      b.op(spv::Op::OpIMul, t_u32,
+           {b.op(spv::Op::OpIMul, t_u32, {block_size_[0], block_size_[1]}), block_size_[2]});
+  const uint32_t left =
+      b.op(spv::Op::OpISub, t_u32,
+           {threads, b.op(spv::Op::OpShiftLeftLogical, t_u32, {warp_index_, b.u32(5)})});
+  const uint32_t full = b.op(spv::Op::OpUGreaterThanEqual, t_bool, {left, b.u32(kWarpSize)});
+  const uint32_t partial =
+      b.op(spv::Op::OpISub, t_u32,
+           {b.op(spv::Op::OpShiftLeftLogical, t_u32,
+                 {b.u32(1), b.op(spv::Op::OpBitwiseAnd, t_u32, {left, b.u32(kWarpSize - 1)})}),
+            b.u32(1)});
+  warp_lanes_ = select(t_u32, full, b.u32(0xFFFFFFFFu), partial);
+  // The exchange array: two halves of one word per thread, the block rounded up to whole warps.
+  // A fixed block gives its length; otherwise the launch's block does, through the
+  // specialization constants.
+  uint32_t half = 0, length = 0;
+  if (function_.reqntid[0] != 0) {
+    half = b.u32(workgroup_warp_words());
+    length = b.u32(2 * workgroup_warp_words());
+  } else {
+    auto spec = [&](spv::Op op, uint32_t x, uint32_t y) {
+      return b.spec_constant_op(t_u32, op, {x, y});
+    };
+    const uint32_t product = spec(
+        spv::Op::OpIMul, spec(spv::Op::OpIMul, block_size_[0], block_size_[1]), block_size_[2]);
+    half = spec(spv::Op::OpBitwiseAnd, spec(spv::Op::OpIAdd, product, b.u32(kWarpSize - 1)),
+                b.u32(~(kWarpSize - 1)));
+    length = spec(spv::Op::OpIMul, half, b.u32(2));
+  }
+  exchange_half_ = half;
+  exchange_side_ = b.local_variable(b.type_pointer(spv::StorageClass::Function, t_u32), b.u32(0));
+  const uint32_t array = b.type_array(t_u32, length, 4);
+  warp_exchange_ = b.global_variable(b.type_pointer(spv::StorageClass::Workgroup, array),
+                                     spv::StorageClass::Workgroup);
+  b.name(warp_exchange_, "warp_exchange");
+  interface_.push_back(warp_exchange_);
+}
+
+void Kernel::workgroup_barrier() {
+  constexpr uint32_t workgroup = static_cast<uint32_t>(spv::Scope::Workgroup);
+  const uint32_t semantics = static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease |
+                                                   spv::MemorySemanticsMask::WorkgroupMemory);
+  b.op_void(spv::Op::OpControlBarrier, {b.u32(workgroup), b.u32(workgroup), b.u32(semantics)});
+}
+
+void Kernel::publish_to_warp(uint32_t value) {
+  // Exchanges alternate between the array's halves, so one barrier each suffices: the barrier
+  // after a store makes the words visible, and the next store to the same half comes after
+  // the next exchange's barrier, which every lane reaches only once it has read this one's
+  // words. The side is the same in every thread: all of them run every exchange (the kernel
+  // is refused otherwise).
+  const uint32_t pointer = b.type_pointer(spv::StorageClass::Workgroup, t_u32);
+  const uint32_t side = b.op(spv::Op::OpLoad, t_u32, {exchange_side_});
+  published_base_ = b.op(spv::Op::OpIMul, t_u32, {side, exchange_half_});
+  const uint32_t at = b.op(spv::Op::OpIAdd, t_u32, {published_base_, thread_index_});
+  b.op_void(spv::Op::OpStore, {b.op(spv::Op::OpAccessChain, pointer, {warp_exchange_, at}), value});
+  b.op_void(spv::Op::OpStore,
+            {exchange_side_, b.op(spv::Op::OpBitwiseXor, t_u32, {side, b.u32(1)})});
+  workgroup_barrier();
+}
+
+uint32_t Kernel::published_by(uint32_t lane) {
+  const uint32_t pointer = b.type_pointer(spv::StorageClass::Workgroup, t_u32);
+  const uint32_t first =
+      b.op(spv::Op::OpBitwiseAnd, t_u32, {thread_index_, b.u32(~(kWarpSize - 1))});
+  const uint32_t at =
+      b.op(spv::Op::OpIAdd, t_u32, {published_base_, b.op(spv::Op::OpIAdd, t_u32, {first, lane})});
+  return b.op(spv::Op::OpLoad, t_u32,
+              {b.op(spv::Op::OpAccessChain, pointer, {warp_exchange_, at})});
 }
 
 uint32_t Kernel::warp_special(const ir::Instruction& ins, ir::Special which) {
@@ -474,6 +646,10 @@ bool Kernel::lower_warp(const ir::Instruction& ins) {
     }
     default: {  // bar.warp.sync membermask: the warp's lanes meet, and their memory is ordered
       if (ins.operands.size() != 1) invalid(ins, "bar.warp.sync takes a member mask");
+      if (warp_emulated_) {  // the warps run together with the workgroup
+        workgroup_barrier();
+        return true;
+      }
       const uint32_t semantics = static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease |
                                                        spv::MemorySemanticsMask::WorkgroupMemory |
                                                        spv::MemorySemanticsMask::UniformMemory);

@@ -22,15 +22,18 @@
 //
 //  - Warp-level PTX (shfl, vote, match, redux, activemask, elect, bar.warp.sync, %laneid,
 //    %warpid, %lanemask_*) becomes subgroup operations on 32-lane subgroups
-//    (KernelInfo::warp_size); the module then declares the GroupNonUniform capabilities.
+//    (KernelInfo::warp_size); the module then declares the GroupNonUniform capabilities. On a
+//    Target without 32-lane warps, 32-lane warps are made of the workgroup's invocations and
+//    exchange through a Workgroup array between workgroup barriers (lower_warp.cpp), where the
+//    whole block reaches each warp instruction together (uniformity.h).
 //
 // What is refused (Failure::kind kNotSupported, naming the kernel, the PTX line and the
-// instruction or feature; per kernel, see translate()): warp-level PTX on a device without
-// 32-lane warps (Target::warp32), and the matrix instructions (mma, ldmatrix, stmatrix, wmma,
-// wgmma), which need the next stage of the translator; instructions with no lowering yet; device
-// features the Target lacks (f64 without float64, ...); irreducible control flow; generic addresses
-// that cannot be traced to one state space; a module that mixes .reqntid kernels with kernels whose
-// block the launch decides.
+// instruction or feature; per kernel, see translate()): warp instructions in divergent code on a
+// device without 32-lane warps (Target::warp32), and the matrix instructions (mma, ldmatrix,
+// stmatrix, wmma, wgmma), which need the next stage of the translator; instructions with no
+// lowering yet; device features the Target lacks (f64 without float64, ...); irreducible control
+// flow; generic addresses that cannot be traced to one state space; a module that mixes .reqntid
+// kernels with kernels whose block the launch decides.
 //
 // Thread-safety: translate() is a pure function.
 #pragma once
@@ -62,10 +65,10 @@ struct Target {
   uint32_t max_shared_bytes = 16384;  // maxComputeSharedMemorySize
   // 32-lane warps: the device creates compute pipelines with a required subgroup size of 32
   // and full subgroups, and has the basic, vote, ballot, shuffle and arithmetic subgroup
-  // operations in compute shaders. Warp-level PTX translates only then.
+  // operations in compute shaders. Without them, warps run through workgroup memory.
   bool warp32 = false;
-  // Why the device has no 32-lane warps (said in the refusal of each warp-level kernel); empty
-  // when warp32.
+  // Why the device has no 32-lane warps (said in the refusal of a warp kernel that cannot run
+  // through workgroup memory); empty when warp32.
   std::string no_warp32;
 };
 
@@ -80,10 +83,12 @@ struct KernelInfo {
   // is its 8-byte address (16-byte aligned, the block's size rounded up to 4 bytes).
   bool params_in_buffer = false;
   std::vector<uint32_t> param_offsets;  // per PTX parameter, in order
-  uint32_t static_shared_bytes = 0;     // static .shared variables, laid out
-  bool dynamic_shared = false;          // declares .extern .shared (sized by shared_bytes)
-  uint32_t reqntid[3] = {0, 0, 0};      // .reqntid, zeros when absent (then the block is free)
-  uint32_t maxntid = 0;                 // product of .maxntid, 0 when absent
+  // Static .shared variables, laid out; with warps through workgroup memory and a .reqntid
+  // block, their exchange array too (otherwise its size follows the launch's block).
+  uint32_t static_shared_bytes = 0;
+  bool dynamic_shared = false;      // declares .extern .shared (sized by shared_bytes)
+  uint32_t reqntid[3] = {0, 0, 0};  // .reqntid, zeros when absent (then the block is free)
+  uint32_t maxntid = 0;             // product of .maxntid, 0 when absent
   // kWarpSize when the kernel uses warp-level PTX, else 0. Such a kernel's pipeline must run
   // subgroups of exactly this many invocations, all full (requiredSubgroupSize and
   // REQUIRE_FULL_SUBGROUPS), which Vulkan allows only when the block's x is a multiple of it.

@@ -6,10 +6,12 @@
 // loops, blocks of several shapes (CUDA numbers a block's threads into warps by x, then y,
 // then z), and the special registers.
 //
-// A device without 32-lane warps must refuse exactly the warp kernels, saying why, and run the
-// rest; with them, it must run every case. On lavapipe, HAL_TEST_WARPS says which the test's
-// environment gives, so a run that silently took the other branch fails: "run", or
-// "refused:WORDS", where the refusal must say WORDS. lavapipe's subgroups are 8 lanes wide by
+// A device with 32-lane subgroups runs every case on them. A device without them runs warps
+// through workgroup memory: every case whose warp instructions all run with the whole block
+// together must give the same bits, and each case with a warp instruction in code whose path
+// depends on the thread must be refused, saying why. HAL_TEST_WARPS says which the test's
+// environment gives on lavapipe, so a run that silently took the other way fails: "run", or
+// "workgroup:WORDS", where a refusal must say WORDS. lavapipe's subgroups are 8 lanes wide by
 // default; with LP_NATIVE_VECTOR_WIDTH=1024 it reports 32 but runs 16, which hal measures.
 //
 // Without both devices the test skips, naming the missing one.
@@ -64,7 +66,7 @@ std::vector<uint32_t> inputs(uint32_t count, uint32_t seed) {
   return words;
 }
 
-// "run", "refused:WORDS", or "" when the test may see either.
+// "run", "workgroup:WORDS", or "" when the test may see either.
 std::string expected_warps(hal_device device) {
   hal_device_info info{};
   info.struct_size = sizeof info;
@@ -73,6 +75,9 @@ std::string expected_warps(hal_device device) {
   const bool lavapipe = std::string(info.name).find("llvmpipe") != std::string::npos;
   return v != nullptr && lavapipe ? v : "";
 }
+
+// Whether a case's warp instructions all run with the whole block together.
+enum class Flow { kUniform, kDivergent };
 
 using ptx_spirv_testing::Device;
 
@@ -120,9 +125,10 @@ class Warp : public ptx_spirv_testing::TwoDevices {
 
   // Runs |body| on both devices and compares every result; where the Vulkan device refuses
   // the kernel, checks that it may and that it says why.
-  void same_bits(const std::string& body, Block block = {128, 1, 1}) {
+  void same_bits(const std::string& body, Block block = {128, 1, 1}, Flow flow = Flow::kUniform,
+                 const std::string& directives = "") {
     SCOPED_TRACE(body);
-    const std::string ptx = kernel(body);
+    const std::string ptx = kernel(body, directives);
     const std::vector<uint32_t> in =
         inputs(kBlocks * block.threads(), static_cast<uint32_t>(body.size()));
     std::string refusal;
@@ -130,14 +136,12 @@ class Warp : public ptx_spirv_testing::TwoDevices {
     ASSERT_EQ(want.size(), 2 * kBlocks * block.threads()) << refusal;
     const std::vector<uint32_t> got = run(vulkan_, ptx, in, block, &refusal);
     if (got.empty()) {
-      EXPECT_NE(expected_warps(vulkan_.device), "run")
-          << "the Vulkan device refused a warp kernel: " << refusal;
-      EXPECT_NE(refusal.find("32-lane warps"), std::string::npos) << refusal;
-      refused_ = true;
+      check_refusal(refusal, flow);
       return;
     }
-    EXPECT_NE(expected_warps(vulkan_.device), "refused") << "the Vulkan device ran a warp kernel";
-    ran_ = true;
+    const std::string expected = expected_warps(vulkan_.device);
+    EXPECT_FALSE(flow == Flow::kDivergent && expected.rfind("workgroup", 0) == 0)
+        << "warps through workgroup memory ran a warp instruction in divergent code";
     int reported = 0;
     for (size_t i = 0; i < want.size() && reported < 5; ++i) {
       if (got[i] == want[i]) continue;
@@ -150,25 +154,24 @@ class Warp : public ptx_spirv_testing::TwoDevices {
     }
   }
 
-  // A warp kernel's refusal: expected here, with its reason.
-  void check_refusal(const std::string& refusal) {
+  // A warp kernel's refusal: only of divergent code, only through workgroup memory, with its
+  // reason.
+  void check_refusal(const std::string& refusal, Flow flow) {
     const std::string expected = expected_warps(vulkan_.device);
     EXPECT_NE(expected, "run") << "the Vulkan device refused a warp kernel: " << refusal;
-    EXPECT_NE(refusal.find("warp-level PTX, which runs only with 32-lane warps"), std::string::npos)
+    EXPECT_EQ(flow, Flow::kDivergent) << "a warp kernel whose warps run with the whole block "
+                                         "was refused: "
+                                      << refusal;
+    EXPECT_NE(refusal.find("hal runs warps through workgroup memory, which needs every thread "
+                           "of the block to reach each warp instruction together"),
+              std::string::npos)
         << refusal;
+    EXPECT_NE(refusal.find("the branch at PTX line"), std::string::npos) << refusal;
     const size_t colon = expected.find(':');
     if (colon != std::string::npos) {
       EXPECT_NE(refusal.find(expected.substr(colon + 1)), std::string::npos) << refusal;
     }
   }
-
-  void TearDown() override {
-    // Every case of a test went the same way: all ran or all were refused.
-    EXPECT_FALSE(ran_ && refused_) << "some warp kernels ran and others were refused";
-    TwoDevices::TearDown();
-  }
-
-  bool ran_ = false, refused_ = false;
 };
 
 // The member mask of the 2^k-lane tile a lane is in (k = 3: 8 lanes).
@@ -223,13 +226,15 @@ TEST_F(Warp, DivergentBranchesAndLoops) {
       "  rem.u32 %t0, %lane, 3;\n  setp.ne.u32 %p1, %t0, 0;\n  @%p1 bra SKIP;\n"
       "  activemask.b32 %d;\n  and.b32 %t1, %a, 1;\n  setp.eq.u32 %p2, %t1, 1;\n"
       "  vote.sync.ballot.b32 %e, %p2, %d;\n  redux.sync.add.u32 %t2, %a, %d;\n"
-      "  xor.b32 %e, %e, %t2;\nSKIP:");
+      "  xor.b32 %e, %e, %t2;\nSKIP:",
+      {128, 1, 1}, Flow::kDivergent);
   // Both sides of an if/else vote, each among its own lanes.
   same_bits(
       "  and.b32 %t0, %b, 1;\n  setp.eq.u32 %p1, %t0, 0;\n  and.b32 %t1, %a, 1;\n"
       "  setp.eq.u32 %p2, %t1, 1;\n  @%p1 bra ELSE;\n  activemask.b32 %d;\n"
       "  vote.sync.ballot.b32 %e, %p2, %d;\n  bra.uni DONE;\nELSE:\n  activemask.b32 %d;\n"
-      "  vote.sync.all.pred %p3, %p2, %d;\n  selp.u32 %e, 7, 9, %p3;\nDONE:");
+      "  vote.sync.all.pred %p3, %p2, %d;\n  selp.u32 %e, 7, 9, %p3;\nDONE:",
+      {128, 1, 1}, Flow::kDivergent);
   // A loop that lanes leave after 1 to 8 trips: each trip votes, reduces and reads the
   // highest lane still in it.
   same_bits(
@@ -238,7 +243,16 @@ TEST_F(Warp, DivergentBranchesAndLoops) {
       "  add.u32 %d, %d, %t4;\n  redux.sync.max.u32 %t5, %t1, %t2;\n  xor.b32 %e, %e, %t5;\n"
       "  bfind.u32 %t6, %t2;\n  shfl.sync.idx.b32 %t7, %t1, %t6, 31, %t2;\n"
       "  add.u32 %t1, %t1, %t7;\n  setp.ne.u32 %p2, %t0, 0;\n  sub.u32 %t0, %t0, 1;\n"
-      "  @%p2 bra LOOP;");
+      "  @%p2 bra LOOP;",
+      {128, 1, 1}, Flow::kDivergent);
+  // A loop whose trip count is the same in every thread (from %ctaid), with a lane-dependent
+  // guard inside: the whole block runs it together.
+  same_bits(
+      "  mov.u32 %t0, %ctaid.x;\n  add.u32 %t0, %t0, 2;\n  mov.u32 %t1, %a;\nULOOP:\n"
+      "  shfl.sync.bfly.b32 %t2, %t1, %t0, 31, -1;\n  add.u32 %t1, %t1, %t2;\n"
+      "  and.b32 %t3, %t1, 3;\n  setp.eq.u32 %p1, %t3, 0;\n  @%p1 add.u32 %d, %d, 1;\n"
+      "  vote.sync.ballot.b32 %t4, %p1, -1;\n  xor.b32 %e, %e, %t4;\n"
+      "  sub.u32 %t0, %t0, 1;\n  setp.ne.u32 %p2, %t0, 0;\n  @%p2 bra ULOOP;");
   // Guarded warp instructions: a lane whose guard fails stays active (activemask counts it),
   // but only the lanes whose guard holds take part, and only they keep results.
   same_bits(
@@ -284,7 +298,8 @@ TEST_F(Warp, MatchesAndElections) {
       "  elect.sync %d|%p1, -1;\n  selp.u32 %e, 1, 0, %p1;\n  and.b32 %t0, %a, 1;\n"
       "  setp.eq.u32 %p2, %t0, 1;\n  @!%p2 bra DONE;\n  activemask.b32 %t1;\n"
       "  elect.sync %t2|%p3, %t1;\n  selp.u32 %t3, 0x100, 0, %p3;\n  or.b32 %e, %e, %t3;\n"
-      "  shl.b32 %t2, %t2, 16;\n  or.b32 %d, %d, %t2;\nDONE:");
+      "  shl.b32 %t2, %t2, 16;\n  or.b32 %d, %d, %t2;\nDONE:",
+      {128, 1, 1}, Flow::kDivergent);
 }
 
 TEST_F(Warp, SpecialRegistersAndBlockShapes) {
@@ -318,17 +333,20 @@ TEST_F(Warp, WarpBarrierOrdersSharedMemory) {
       "  bar.warp.sync -1;\n  ld.shared.u32 %e, [%t3];");
 }
 
-// Launches and loads a device without 32-lane warps refuses, and what still runs there.
+// What a device without 32-lane warps refuses, what still runs there, and blocks that split
+// warps.
 class WarpLimits : public Warp {};
 
 TEST_F(WarpLimits, AModuleKeepsItsOtherKernels) {
+  // 'warp' votes in a branch that only thread 0 of the block skips.
   const std::string ptx =
       ".version 8.0\n.target sm_80\n.address_size 64\n"
       ".visible .entry plain(.param .u64 out)\n{\n  .reg .b32 %r;\n  .reg .b64 %rd<2>;\n"
       "  ld.param.u64 %rd1, [out];\n  mov.u32 %r, 41;\n  st.global.u32 [%rd1], %r;\n  ret;\n}\n"
-      ".visible .entry warp(.param .u64 out)\n{\n  .reg .b32 %r;\n  .reg .b64 %rd<2>;\n"
-      "  ld.param.u64 %rd1, [out];\n  mov.u32 %r, %laneid;\n  st.global.u32 [%rd1], %r;\n"
-      "  ret;\n}\n";
+      ".visible .entry warp(.param .u64 out)\n{\n  .reg .pred %p;\n  .reg .b32 %r;\n"
+      "  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [out];\n  mov.u32 %r, %tid.x;\n"
+      "  setp.eq.u32 %p, %r, 0;\n  @%p bra DONE;\n  activemask.b32 %r;\n"
+      "  st.global.u32 [%rd1], %r;\nDONE:\n  ret;\n}\n";
   hal_module module = nullptr;
   ASSERT_EQ(hal_module_load(vulkan_.device, ptx.data(), ptx.size(), nullptr, &module), HAL_SUCCESS)
       << hal_last_error();
@@ -336,13 +354,14 @@ TEST_F(WarpLimits, AModuleKeepsItsOtherKernels) {
   EXPECT_EQ(hal_module_get_function(module, "plain", &plain), HAL_SUCCESS) << hal_last_error();
   const hal_status status = hal_module_get_function(module, "warp", &warp);
   if (status == HAL_SUCCESS) {
-    EXPECT_NE(expected_warps(vulkan_.device).rfind("refused", 0), 0u);
+    EXPECT_NE(expected_warps(vulkan_.device).rfind("workgroup", 0), 0u);
   } else {
     EXPECT_EQ(status, HAL_ERROR_NOT_SUPPORTED);
     const std::string message = hal_last_error();
     EXPECT_NE(message.find("kernel 'warp'"), std::string::npos) << message;
-    EXPECT_NE(message.find("it reads %laneid"), std::string::npos) << message;
-    check_refusal(message);
+    EXPECT_NE(message.find("activemask"), std::string::npos) << message;
+    EXPECT_NE(message.find("the branch at PTX line 21"), std::string::npos) << message;
+    check_refusal(message, Flow::kDivergent);
   }
   hal_deviceptr out = 0;
   ASSERT_EQ(hal_mem_alloc(vulkan_.device, 4, &out), HAL_SUCCESS);
@@ -357,33 +376,43 @@ TEST_F(WarpLimits, AModuleKeepsItsOtherKernels) {
   hal_module_unload(module);
 }
 
-TEST_F(WarpLimits, BlocksThatSplitAWarpAreRefused) {
-  const std::string ptx = kernel("  activemask.b32 %d;");
+// CUDA makes two warps of a 16 x 4 block, and a last warp of 16 lanes of a 48-thread block
+// (whose lanes read only lanes that exist: reading one that does not is undefined in PTX).
+// Through workgroup memory they run as CUDA runs them; a device with 32-lane subgroups cannot
+// split a subgroup so, and refuses them at launch and at load.
+TEST_F(WarpLimits, BlocksThatSplitAWarp) {
+  const std::string body =
+      "  setp.lt.u32 %p1, %a, %b;\n  activemask.b32 %d;\n  shfl.sync.up.b32 %e, %a, 1, 0, %d;\n"
+      "  vote.sync.ballot.b32 %t0, %p1, %d;\n  add.u32 %e, %e, %t0;";
+  const std::string expected = expected_warps(vulkan_.device);
+  const std::string ptx = kernel(body);
   hal_module module = nullptr;
   hal_status status = HAL_SUCCESS;
   std::string message;
   hal_function f = load(vulkan_, ptx, &module, &status, &message);
-  if (f == nullptr) {
-    check_refusal(message);
-    if (module != nullptr) hal_module_unload(module);
-    return;
-  }
+  ASSERT_NE(f, nullptr) << message;
   hal_deviceptr in = 0, out = 0;
   ASSERT_EQ(hal_mem_alloc(vulkan_.device, 12 * 64, &in), HAL_SUCCESS);
   ASSERT_EQ(hal_mem_alloc(vulkan_.device, 8 * 64, &out), HAL_SUCCESS);
   void* args[] = {&in, &out};
-  // 16 x 4: CUDA makes two warps of it, a Vulkan device with 32-lane subgroups cannot.
   hal_launch_config config{{1, 1, 1}, {16, 4, 1}, 0};
-  EXPECT_EQ(hal_launch(vulkan_.stream, f, &config, args), HAL_ERROR_NOT_SUPPORTED);
-  message = hal_last_error();
-  EXPECT_NE(message.find("multiple of 32"), std::string::npos) << message;
+  status = hal_launch(vulkan_.stream, f, &config, args);
+  message = status == HAL_SUCCESS ? "" : hal_last_error();
   EXPECT_EQ(hal_stream_synchronize(vulkan_.stream), HAL_SUCCESS) << hal_last_error();
   hal_mem_free(vulkan_.device, in);
   hal_mem_free(vulkan_.device, out);
   hal_module_unload(module);
-
+  if (status == HAL_SUCCESS) {  // warps through workgroup memory: the results, as on CUDA
+    EXPECT_NE(expected, "run") << "a device with 32-lane subgroups ran a block that splits them";
+    same_bits(body, {16, 4, 1});
+    same_bits(body, {48, 1, 1}, Flow::kUniform, " .reqntid 48, 1, 1");
+    return;
+  }
+  EXPECT_EQ(expected.rfind("workgroup", 0), std::string::npos) << message;
+  EXPECT_EQ(status, HAL_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(message.find("multiple of 32"), std::string::npos) << message;
   // A .reqntid that splits warps is refused at load, with the reason.
-  const std::string fixed = kernel("  activemask.b32 %d;", " .reqntid 48, 1, 1");
+  const std::string fixed = kernel(body, " .reqntid 48, 1, 1");
   ASSERT_EQ(load(vulkan_, fixed, &module, &status, &message), nullptr);
   EXPECT_EQ(status, HAL_ERROR_NOT_SUPPORTED);
   EXPECT_NE(message.find(".reqntid 48"), std::string::npos) << message;
