@@ -12,8 +12,9 @@
 #      libcuda), then run hal-info (HAL_BACKENDS=cuda, =vulkan, and both) and cuda_gpu_test,
 #      which fails here (rather than skips) when no CUDA device is usable;
 #   3. build everything else, then the whole test suite (ctest; JUnit XML as well as the log),
-#      which here also runs warp-level PTX through NVIDIA's Vulkan driver against the CPU PTX
-#      device (ptx_spirv_warp_test; lavapipe has no 32-lane warps, so CI only checks refusals);
+#      which here also runs warp-level PTX on 32-lane subgroups of NVIDIA's Vulkan driver against
+#      the CPU PTX device (ptx_spirv_warp_test; lavapipe has no 32-lane subgroups, so CI runs
+#      the same cases through workgroup memory);
 #   4. the pack's PTX through NVIDIA's Vulkan driver (vulkan:0; hal translates it to SPIR-V)
 #      against the same PTX on CUDA: the three-way differential of hal_test_kernels (each
 #      kernel's SPIR-V on vulkan:0, PTX on cuda:0 and PTX on vulkan:0, same inputs, against the
@@ -27,15 +28,16 @@
 #      16x1024x1024x64, HAL_GPU_CHECK_TUNE_BUDGET seconds per family (default 20); the tuning
 #      databases land in RESULTS_DIR/cache (HAL_CACHE_DIR for this and the next step);
 #   7. the conformance suite (hal-cts) on cuda:0 and vulkan:0, and on vulkan:0 again with
-#      --ir ptx (the pack's PTX through translation, kernels refused as warp-level skipped:
-#      hal-cts-vulkan0-ptx.json beside hal-cts-cuda0.json), then the benchmarks (hal-bench) on
-#      cuda:0 and vulkan:0, when those programs exist in the build; a missing one is reported
-#      as MISSING. Their matmul and attention figures use the tuned choices of step 6 and say
-#      so. Then the launch figures at full length on cuda:0 and vulkan:0 (hal-bench --filter
-#      launch --reps 61: hal against cuLaunchKernel, against raw Vulkan bound once and engine
-#      style, hal_launch's host time, event timings against direct timestamps), and the matmul
-#      figures at full size on cuda:0 (hal-bench --filter matmul: every pack kernel at 1024^3 to
-#      4096^3 against cuBLAS, sgemm for fp32 and cublasGemmEx for fp16).
+#      --ir ptx (the pack's PTX through translation, kernels refused for their matrix
+#      instructions skipped: hal-cts-vulkan0-ptx.json beside hal-cts-cuda0.json), then the
+#      benchmarks (hal-bench) on cuda:0 and vulkan:0, when those programs exist in the build; a
+#      missing one is reported as MISSING. Their matmul and attention figures use the tuned
+#      choices of step 6 and say so. Then the launch figures at full length on cuda:0 and
+#      vulkan:0 (hal-bench --filter launch --reps 61: hal against cuLaunchKernel, against raw
+#      Vulkan bound once and engine style, hal_launch's host time, event timings against direct
+#      timestamps), and the matmul figures at full size on cuda:0 (hal-bench --filter matmul:
+#      every pack kernel at 1024^3 to 4096^3 against cuBLAS, sgemm for fp32 and cublasGemmEx
+#      for fp16).
 # Everything lands in RESULTS_DIR as it happens (a check killed from outside keeps what it has):
 # one log per step, and summary.txt with one line per step: PASS, FAIL (exit code), TIMEOUT,
 # SKIPPED (the budget or an earlier step), NO DEVICE (exit 77: the device named does not exist)

@@ -109,7 +109,8 @@ hal_ir pack_ir_of(const Device& device) {
   auto takes = [&](hal_ir ir) { return (device.info.ir_mask & ir) != 0; };
   if (options().ir != HAL_IR_AUTO) return takes(options().ir) ? options().ir : HAL_IR_AUTO;
   // A device that takes both (a Vulkan device translating PTX) runs the pack in its own IR:
-  // not every device runs warp-level PTX, and tensor-core PTX does not translate yet. --ir ptx
+  // warp-level PTX runs slowly where warps go through workgroup memory, and tensor-core PTX does
+  // not translate yet. --ir ptx
   // runs the translation instead.
   if (takes(HAL_IR_SPIRV)) return HAL_IR_SPIRV;
   if (takes(HAL_IR_PTX)) return HAL_IR_PTX;
@@ -151,7 +152,7 @@ void DeviceTest::load_pack_kernel(Kernel* kernel, const std::string& name, std::
     const hal_status s = kernel->try_load(device(), name, pack_ir());
     if (s == HAL_SUCCESS || ::testing::Test::HasFatalFailure()) return;
     // A device that translates PTX (a Vulkan device) refuses the PTX it cannot translate, saying
-    // why (warp-level instructions, a feature it lacks): the kernel does not run here, which is a
+    // why (matrix instructions, a feature it lacks): the kernel does not run here, which is a
     // reason to skip, as a missing feature is. On any other device a refusal is a failure.
     if (s == HAL_ERROR_NOT_SUPPORTED && pack_ir() == HAL_IR_PTX && takes(HAL_IR_SPIRV)) {
       *skip = "The device does not translate this kernel's PTX (" + describe(s) + ").";

@@ -124,7 +124,7 @@ class DeviceTest : public ::testing::TestWithParam<const Device*> {
   // |*skip| to why it cannot run here: what cannot_run says; on a device of built-in kernels,
   // that its driver does not provide |name| (hal_module_load is HAL_ERROR_NOT_FOUND); on a
   // device that translates PTX, that it refuses this kernel's PTX (HAL_ERROR_NOT_SUPPORTED:
-  // warp-level instructions, and the other refusals docs/ABI.md lists), with its message. Any
+  // matrix instructions, and the other refusals docs/ABI.md lists), with its message. Any
   // other failure is a fatal test failure. CTS_LOAD_OR_SKIP wraps it.
   void load_pack_kernel(Kernel* kernel, const std::string& name, std::string* skip);
   // The IRs kernel |base| of hal-cts's own runs in on this device: SPIR-V and PTX where it takes

@@ -44,7 +44,8 @@ TEST_P(Modules, EveryPackKernelLoads) {
         continue;
       }
       if (ir == HAL_IR_PTX && takes(HAL_IR_SPIRV) && s == HAL_ERROR_NOT_SUPPORTED) {
-        // A Vulkan device translating PTX refuses warp-level PTX, naming it; not yet a defect.
+        // A Vulkan device translating PTX refuses what it cannot translate (matrix instructions),
+        // naming it; not yet a defect.
         continue;
       }
       if (ir != HAL_IR_BUILTIN && (kernel->required_features & ~info().features) != 0 &&

@@ -15,8 +15,9 @@
 // the default size the device reports, so a device that reports one size and runs another fails
 // here: SubgroupSize reads another value, or the invocations of one SubgroupId do not ballot
 // and add as one subgroup. A required size cannot be asked for from GLSL; hal asks for 32 for
-// warp-level PTX only, and refuses a device whose probe finds it runs fewer lanes then (the
-// Warp* tests skip with that reason).
+// warp-level PTX only, where its probe finds the device runs 32 lanes then. Elsewhere warps run
+// through workgroup memory, which refuses warp instructions in divergent code: the Warp* tests,
+// whose partial member masks come from branches, skip there with that reason.
 //
 // In PTX (kernels/sg_warp.ptx, sg_redux.ptx, sg_match.ptx), warp instructions on 32-lane warps,
 // numbered as CUDA numbers a block's threads, with full member masks and partial ones (the
