@@ -19,7 +19,8 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "triton_kernels"
 
 @pytest.fixture
 def ptx_dev():
-    # A CUDA device: Vulkan devices take PTX too, but not its matrix instructions yet.
+    # A CUDA device (the CPU PTX device here); test_a_vulkan_device_runs_triton_ptx_through_
+    # translation runs the same kernels on the Vulkan device.
     for d in hal.devices():
         if "ptx" in d.info.irs and "spirv" not in d.info.irs:
             return d
@@ -87,17 +88,20 @@ def test_softmax_uses_its_shared_memory(ptx_dev):
     check_softmax(ptx_dev, kernel)
 
 
-def test_tensor_core_matmul(ptx_dev):
-    kernel = hal.triton.load(ptx_dev, cached("matmul_f16"))
+def check_matmul(dev, kernel):
     m, n, k = 72, 48, 64  # N, K and the strides multiples of 16, as the kernel was compiled for
     rng = np.random.default_rng(6)
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
-    c = ptx_dev.zeros((m, n))
+    c = dev.zeros((m, n))
     grid = ((m + 63) // 64) * ((n + 63) // 64)  # BLOCK_M = BLOCK_N = 64
-    kernel[grid](ptx_dev.asarray(a), ptx_dev.asarray(b), c, m, n, k, k, n, n)
+    kernel[grid](dev.asarray(a), dev.asarray(b), c, m, n, k, k, n, n)
     np.testing.assert_allclose(c.numpy(), a.astype(np.float32) @ b.astype(np.float32),
                                rtol=1e-2, atol=1e-2)
+
+
+def test_tensor_core_matmul(ptx_dev):
+    check_matmul(ptx_dev, hal.triton.load(ptx_dev, cached("matmul_f16")))
 
 
 def test_mistakes_raise(ptx_dev):
@@ -118,12 +122,10 @@ def test_a_vulkan_device_runs_triton_ptx_through_translation(vk):
         pytest.skip(f"{vk.info.name} cannot run translated PTX")
     kernel = hal.triton.load(vk, cached("vector_add"))
     check_add(vk, kernel)
-    # Softmax reduces with warp shuffles: on 32-lane subgroups, or through workgroup memory.
+    # Softmax reduces with warp shuffles, the matmul is built from mma.sync and ldmatrix: on
+    # 32-lane subgroups, or through workgroup memory.
     check_softmax(vk, hal.triton.load(vk, cached("softmax_rows")))
-    # The matmul's tensor-core instructions (mma, ldmatrix) do not translate yet: refused,
-    # naming them, never run wrong.
-    with pytest.raises(hal.NotSupportedError, match="matrix instruction"):
-        hal.triton.load(vk, cached("matmul_f16"))
+    check_matmul(vk, hal.triton.load(vk, cached("matmul_f16")))
 
 
 def test_compiled_kernel_from_triton_itself(ptx_dev):

@@ -145,6 +145,9 @@ class Kernel {
   void lower_match(const ir::Instruction& ins);
   void lower_redux(const ir::Instruction& ins);
   void lower_elect(const ir::Instruction& ins);
+  // The tensor-core instructions that translate (lower_matrix.cpp).
+  void lower_mma(const ir::Instruction& ins);
+  void lower_ldmatrix(const ir::Instruction& ins);
 
  public:  // the value helpers, used by the lowering files' free functions
   // ---- values (values.cpp) --------------------------------------------------------------
@@ -185,6 +188,11 @@ class Kernel {
   // workgroup barrier; published_by(lane) then reads lane |lane|'s (u32, 0..31) word.
   void publish_to_warp(uint32_t value);
   uint32_t published_by(uint32_t lane);
+  // Either way: warp_exchange(value) makes each lane's |value| (u32) readable by its warp and
+  // returns a handle; warp_exchanged(handle, lane) is lane |lane|'s value (u32, a lane of the
+  // warp). Through workgroup memory a handle stays readable until the second exchange after it.
+  uint32_t warp_exchange(uint32_t value);
+  uint32_t warp_exchanged(uint32_t handle, uint32_t lane);
   uint32_t symbol_address(const ir::Instruction& ins, const ir::SymbolRef& symbol);
   uint32_t load_register(uint32_t reg);
   void store_register(uint32_t reg, uint32_t value);

@@ -21,6 +21,27 @@ using M = ir::Mod;
 bool Kernel::lower_convert(const ir::Instruction& ins) {
   if (ins.opcode != O::kCvt && ins.opcode != O::kCvta) return false;
   const auto& ops = ins.operands;
+  if (ins.opcode == O::kCvt && ops.size() == 3) {
+    // cvt.rn.f16x2.f32 d, a, b (and .bf16x2): a to the upper half, b to the lower one, each
+    // rounded to nearest even as cvt.rn.f16.f32 rounds it (Triton packs results so).
+    if (ins.types.size() != 2 || ins.types[1] != T::kF32 ||
+        (ins.types[0] != T::kF16x2 && ins.types[0] != T::kBF16x2)) {
+      invalid(ins, "a cvt with two sources packs two .f32 into .f16x2 or .bf16x2");
+    }
+    if (!ins.mods.has(M::kRn) || ins.mods.has(M::kRelu) || ins.mods.has(M::kSatfinite)) {
+      refuse(ins, "only cvt.rn packs two .f32 into a pair here");
+    }
+    const bool half = ins.types[0] == T::kF16x2;
+    auto narrow = [&](const ir::Operand& o) {
+      const uint32_t value = read(ins, o, T::kF32);
+      return half ? f32_to_f16(value) : f32_to_bf16(value);
+    };
+    const uint32_t hi = narrow(ops[1]), lo = narrow(ops[2]);
+    const uint32_t packed = b.op(spv::Op::OpBitwiseOr, t_u32,
+                                 {b.op(spv::Op::OpShiftLeftLogical, t_u32, {hi, b.u32(16)}), lo});
+    write_bits(ins, ops[0], 4, packed, false);
+    return true;
+  }
   if (ops.size() != 2) invalid(ins, "wrong number of operands");
   if (ins.opcode == O::kCvta) {
     // Generic and state-space addresses are the same numbers here (kernel.h); only the width

@@ -578,6 +578,27 @@ void Kernel::publish_to_warp(uint32_t value) {
   workgroup_barrier();
 }
 
+uint32_t Kernel::warp_exchange(uint32_t value) {
+  if (!warp_emulated_) return value;
+  publish_to_warp(value);
+  return published_base_;
+}
+
+uint32_t Kernel::warp_exchanged(uint32_t handle, uint32_t lane) {
+  if (!warp_emulated_) {
+    b.capability(spv::Capability::GroupNonUniformShuffle);
+    return b.op(spv::Op::OpGroupNonUniformShuffle, t_u32,
+                {b.u32(static_cast<uint32_t>(spv::Scope::Subgroup)), handle, lane});
+  }
+  const uint32_t pointer = b.type_pointer(spv::StorageClass::Workgroup, t_u32);
+  const uint32_t first =
+      b.op(spv::Op::OpBitwiseAnd, t_u32, {thread_index_, b.u32(~(kWarpSize - 1))});
+  const uint32_t at =
+      b.op(spv::Op::OpIAdd, t_u32, {handle, b.op(spv::Op::OpIAdd, t_u32, {first, lane})});
+  return b.op(spv::Op::OpLoad, t_u32,
+              {b.op(spv::Op::OpAccessChain, pointer, {warp_exchange_, at})});
+}
+
 uint32_t Kernel::published_by(uint32_t lane) {
   const uint32_t pointer = b.type_pointer(spv::StorageClass::Workgroup, t_u32);
   const uint32_t first =
@@ -617,11 +638,19 @@ uint32_t Kernel::warp_special(const ir::Instruction& ins, ir::Special which) {
 
 bool Kernel::lower_warp(const ir::Instruction& ins) {
   if (!is_warp_instruction(ins)) return false;
+  if (!warp_) refuse(ins, "internal error: a warp instruction outside a warp kernel");
+  if (ins.opcode == O::kMma) {
+    lower_mma(ins);
+    return true;
+  }
+  if (ins.opcode == O::kLdmatrix) {
+    lower_ldmatrix(ins);
+    return true;
+  }
   if (is_matrix_instruction(ins)) {
     refuse(ins, std::string("'") + ir::opcode_name(ins.opcode) +
-                    "' is a matrix instruction: they do not translate to Vulkan yet");
+                    "' is a matrix instruction: only mma and ldmatrix translate to Vulkan yet");
   }
-  if (!warp_) refuse(ins, "internal error: a warp instruction outside a warp kernel");
   switch (ins.opcode) {
     case O::kShfl:
       lower_shfl(ins);

@@ -29,8 +29,8 @@
 //
 // What is refused (Failure::kind kNotSupported, naming the kernel, the PTX line and the
 // instruction or feature; per kernel, see translate()): warp instructions in divergent code on a
-// device without 32-lane warps (Target::warp32), and the matrix instructions (mma, ldmatrix,
-// stmatrix, wmma, wgmma), which need the next stage of the translator; instructions with no
+// device without 32-lane warps (Target::warp32), and the matrix instructions but mma.sync
+// (m16n8k16, m16n8k8; f16 or bf16 into f32) and ldmatrix (lower_matrix.cpp); instructions with no
 // lowering yet; device features the Target lacks (f64 without float64, ...); irreducible control
 // flow; generic addresses that cannot be traced to one state space; a module that mixes .reqntid
 // kernels with kernels whose block the launch decides.

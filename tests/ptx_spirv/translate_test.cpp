@@ -270,15 +270,43 @@ TEST(PtxToSpirv, WarpLevelPtxWithoutWarpsRunsThroughWorkgroupMemory) {
 }
 
 TEST(PtxToSpirv, WarpLevelPtxWithWarpsRefusesWhatDoesNotFitThem) {
-  // A .reqntid that splits warps, and the matrix instructions, not yet translated.
+  // A .reqntid that splits warps, and the matrix instructions not translated yet.
   expect_refused(
       ".version 8.0\n.target sm_80\n.address_size 64\n.entry k() .reqntid 48\n{\n"
       ".reg .b32 %r;\nactivemask.b32 %r;\nret;\n}\n",
       warp_target(), ".reqntid 48");
   expect_refused(kernel_with(".reg .b32 %r<4>; .reg .b64 %rd<2>;",
                              "ld.param.u64 %rd1, [p];\n"
-                             "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];"),
-                 warp_target(), "matrix instruction");
+                             "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r2], {%r1};"),
+                 warp_target(), "only mma and ldmatrix translate");
+  expect_refused(kernel_with(".reg .b32 %r<4>; .reg .f64 %fd<9>;",
+                             "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd1, %fd2}, "
+                             "{%fd3}, {%fd4}, {%fd5, %fd6};"),
+                 warp_target(), "only the m16n8k16 and m16n8k8 shapes");
+}
+
+// mma.sync and ldmatrix translate to valid SPIR-V in both warp forms (their results against the
+// CPU PTX device: triton_test.cpp, and the pack's tensor-core matmuls in hal-cts).
+TEST(PtxToSpirv, MmaAndLdmatrixTranslateToValidSpirv) {
+  const std::string body =
+      "ld.param.u64 %rd1, [p];\nmov.u32 %r1, s;\n"
+      "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r2, %r3, %r4, %r5}, [%r1];\n"
+      "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r6, %r7}, [%r1+256];\n"
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, "
+      "{%r2, %r3, %r4, %r5}, {%r6, %r7}, {%f1, %f2, %f3, %f4};\n"
+      "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, "
+      "{%r2, %r3}, {%r6}, {%f1, %f2, %f3, %f4};\n"
+      "cvt.rn.f16x2.f32 %r8, %f1, %f2;\ncvt.rn.bf16x2.f32 %r9, %f3, %f4;\n"
+      "st.global.v2.u32 [%rd1], {%r8, %r9};";
+  const std::string ptx = kernel_with(
+      ".reg .b32 %r<10>; .reg .f32 %f<5>; .reg .b64 %rd<2>; .shared .align 16 .b8 s[512];", body);
+  Target narrow = full_target();
+  narrow.no_warp32 = "the device's subgroups are 8 lanes wide";
+  for (const Target& target : {warp_target(), narrow}) {
+    const Outcome o = translate_text(ptx, target);
+    ASSERT_TRUE(o.translated) << o.failure.message;
+    EXPECT_EQ(validate(o.translation.words), "");
+  }
 }
 
 TEST(PtxToSpirv, EveryWarpInstructionTranslatesToValidSpirv) {
