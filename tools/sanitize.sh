@@ -178,10 +178,12 @@ fuzz_one() { # <target>: its exit status is libFuzzer's; its log is fuzz-crashes
   mkdir -p "$asan_dir/fuzz-corpus/$target" "$asan_dir/fuzz-crashes"
   read -r -a seeds <<<"$(fuzz_seeds "$target")"
   asan_env
-  # libFuzzer stops at the first crash, leak or UB report; its exit status says so.
+  # libFuzzer stops at the first crash, leak or UB report, or at an input that runs longer than
+  # -timeout; its exit status says so. The seeds include the kernel pack's tensor-core PTX, whose
+  # eight kernels translate whole (a few hundred mma each) and validate in about 25 s under ASan.
   export ASAN_OPTIONS="$ASAN_OPTIONS:abort_on_error=0"
   (cd "$asan_dir" && HAL_BACKENDS=vulkan HAL_LOG_LEVEL=error "bin/$target" \
-    -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+    -max_total_time="$fuzz_seconds" -timeout=90 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$asan_dir/fuzz-crashes/$target-" \
     "fuzz-corpus/$target" "${seeds[@]}") >"$asan_dir/fuzz-crashes/$target.log" 2>&1
 }
