@@ -600,13 +600,7 @@ uint32_t Kernel::warp_exchanged(uint32_t handle, uint32_t lane) {
 }
 
 uint32_t Kernel::published_by(uint32_t lane) {
-  const uint32_t pointer = b.type_pointer(spv::StorageClass::Workgroup, t_u32);
-  const uint32_t first =
-      b.op(spv::Op::OpBitwiseAnd, t_u32, {thread_index_, b.u32(~(kWarpSize - 1))});
-  const uint32_t at =
-      b.op(spv::Op::OpIAdd, t_u32, {published_base_, b.op(spv::Op::OpIAdd, t_u32, {first, lane})});
-  return b.op(spv::Op::OpLoad, t_u32,
-              {b.op(spv::Op::OpAccessChain, pointer, {warp_exchange_, at})});
+  return warp_exchanged(published_base_, lane);
 }
 
 uint32_t Kernel::warp_special(const ir::Instruction& ins, ir::Special which) {
