@@ -22,6 +22,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hal::ptx_spirv {
@@ -39,6 +40,13 @@ std::vector<const ir::Operand*> registers_of(const ir::Operand& o) {
     out.push_back(&o);
   }
   return out;
+}
+
+// The lane's groupID (lane / 4) and threadID_in_group (lane % 4), as u32 values.
+std::pair<uint32_t, uint32_t> quad_of(Kernel& k) {
+  const uint32_t lane = k.lane();
+  return {k.b.op(spv::Op::OpShiftRightLogical, k.t_u32, {lane, k.b.u32(2)}),
+          k.b.op(spv::Op::OpBitwiseAnd, k.t_u32, {lane, k.b.u32(3)})};
 }
 
 }  // namespace
@@ -69,9 +77,7 @@ void Kernel::lower_mma(const ir::Instruction& ins) {
     invalid(ins, "mma's fragments have the wrong number of registers for its shape");
   }
   const uint32_t u = t_u32;
-  const uint32_t lane = this->lane();
-  const uint32_t g = b.op(spv::Op::OpShiftRightLogical, u, {lane, b.u32(2)});
-  const uint32_t t = b.op(spv::Op::OpBitwiseAnd, u, {lane, b.u32(3)});
+  const auto [g, t] = quad_of(*this);
   auto add = [&](uint32_t x, uint32_t y) { return b.op(spv::Op::OpIAdd, u, {x, y}); };
   auto half_of = [&](uint32_t word, uint32_t which) {
     const uint32_t bits = which == 0 ? b.op(spv::Op::OpBitwiseAnd, u, {word, b.u32(0xFFFF)})
@@ -139,9 +145,7 @@ void Kernel::lower_ldmatrix(const ir::Instruction& ins) {
   }
   const bool trans = ins.mods.has(ir::Mod::kTrans);
   const uint32_t u = t_u32;
-  const uint32_t lane = this->lane();
-  const uint32_t g = b.op(spv::Op::OpShiftRightLogical, u, {lane, b.u32(2)});
-  const uint32_t t = b.op(spv::Op::OpBitwiseAnd, u, {lane, b.u32(3)});
+  const auto [g, t] = quad_of(*this);
   auto add = [&](uint32_t x, uint32_t y) { return b.op(spv::Op::OpIAdd, u, {x, y}); };
   auto shared_at = [&](uint32_t offset, uint32_t bytes) {
     ResolvedAddress where = at;

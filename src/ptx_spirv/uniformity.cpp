@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "ptx/post_dominators.h"
+#include "ptx_spirv/kernel.h"
+
 namespace hal::ptx_spirv {
 
 namespace ir = hal::ptx::ir;
@@ -9,17 +12,12 @@ using O = ir::Opcode;
 
 namespace {
 
-// Special registers whose value may differ between the threads of one block.
+// Special registers whose value may differ between the threads of one block: %tid, the warp
+// special registers but the warp count, the clocks and the performance counters.
 bool special_varies(ir::Special s) {
+  if (is_warp_special(s)) return s != ir::Special::kNwarpid;
   switch (s) {
     case ir::Special::kTid:
-    case ir::Special::kLaneid:
-    case ir::Special::kWarpid:
-    case ir::Special::kLanemaskEq:
-    case ir::Special::kLanemaskLe:
-    case ir::Special::kLanemaskLt:
-    case ir::Special::kLanemaskGe:
-    case ir::Special::kLanemaskGt:
     case ir::Special::kClock:
     case ir::Special::kClockHi:
     case ir::Special::kClock64:
@@ -37,16 +35,12 @@ bool special_varies(ir::Special s) {
 // Instructions whose result depends on more than their operands: memory that threads may see
 // differently or change, and the warp instructions (uniform within a warp at most).
 bool reads_thread_state(const ir::Instruction& ins) {
+  if (is_warp_instruction(ins)) return true;  // the matrix instructions included
   switch (ins.opcode) {
     case O::kLd:
       return !ins.mods.has(ir::Mod::kParam) && !ins.mods.has(ir::Mod::kConst);
     case O::kLdu:
     case O::kAtom:
-    case O::kLdmatrix:
-    case O::kMovmatrix:
-    case O::kMma:
-    case O::kWmma:
-    case O::kWgmma:
     case O::kTex:
     case O::kTld4:
     case O::kTxq:
@@ -57,12 +51,6 @@ bool reads_thread_state(const ir::Instruction& ins) {
     case O::kMapa:
     case O::kMultimem:
     case O::kGetctarank:
-    case O::kShfl:
-    case O::kVote:
-    case O::kMatch:
-    case O::kRedux:
-    case O::kActivemask:
-    case O::kElect:
       return true;
     default:
       return false;
@@ -215,71 +203,20 @@ class Analysis {
     return changed;
   }
 
-  // Immediate post-dominators (Cooper, Harvey and Kennedy's iteration on the reversed graph),
-  // with a virtual exit after every returning block. A block that never reaches a return gets
-  // the virtual exit: the code after any branch reaching it then counts as controlled.
+  // Immediate post-dominators, with a virtual exit node after every returning block.
   void post_dominators() {
     const uint32_t n = static_cast<uint32_t>(cfg_.size());
-    const uint32_t exit = n;
-    std::vector<std::vector<uint32_t>> preds(n + 1);  // predecessors in the original graph
+    std::vector<std::vector<uint32_t>> successors(n + 1);
     for (uint32_t b = 0; b < n; ++b) {
-      for (uint32_t s : cfg_[b].successors) {
-        if (s < n) preds[s].push_back(b);
-      }
-      if (cfg_[b].exit == CfgBlock::Exit::kReturn) preds[exit].push_back(b);
+      successors[b] = cfg_[b].successors;
+      if (cfg_[b].exit == CfgBlock::Exit::kReturn) successors[b].push_back(n);
     }
-    // Post-order of the reversed graph from the exit, iteratively.
-    std::vector<uint32_t> order;
-    std::vector<uint32_t> number(n + 1, UINT32_MAX);
-    std::vector<bool> seen(n + 1, false);
-    std::vector<std::pair<uint32_t, size_t>> stack{{exit, 0}};
-    seen[exit] = true;
-    while (!stack.empty()) {
-      auto& [node, next] = stack.back();
-      if (next < preds[node].size()) {
-        const uint32_t p = preds[node][next++];
-        if (!seen[p]) {
-          seen[p] = true;
-          stack.push_back({p, 0});
-        }
-        continue;
-      }
-      number[node] = static_cast<uint32_t>(order.size());
-      order.push_back(node);
-      stack.pop_back();
-    }
-    std::vector<uint32_t> idom(n + 1, UINT32_MAX);
-    idom[exit] = exit;
-    auto intersect = [&](uint32_t a, uint32_t c) {
-      while (a != c) {
-        while (number[a] < number[c]) a = idom[a];
-        while (number[c] < number[a]) c = idom[c];
-      }
-      return a;
-    };
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (size_t i = order.size(); i-- > 0;) {  // reverse post-order
-        const uint32_t node = order[i];
-        if (node == exit) continue;
-        uint32_t candidate = UINT32_MAX;
-        // Predecessors in the reversed graph: the block's successors, and the exit.
-        auto consider = [&](uint32_t p) {
-          if (p > n || idom[p] == UINT32_MAX) return;
-          candidate = candidate == UINT32_MAX ? p : intersect(p, candidate);
-        };
-        for (uint32_t s : cfg_[node].successors) consider(s);
-        if (cfg_[node].exit == CfgBlock::Exit::kReturn) consider(exit);
-        if (candidate != UINT32_MAX && idom[node] != candidate) {
-          idom[node] = candidate;
-          changed = true;
-        }
-      }
-    }
-    ipdom_.assign(n, exit);
+    const std::vector<uint32_t> ipdom = ptx::immediate_post_dominators(successors, n);
+    // A block that never reaches a return gets the virtual exit too: the code after any branch
+    // reaching it then counts as controlled.
+    ipdom_.assign(n, n);
     for (uint32_t b = 0; b < n; ++b) {
-      if (idom[b] != UINT32_MAX && idom[b] != exit) ipdom_[b] = idom[b];
+      if (ipdom[b] != ptx::kNoPostDominator) ipdom_[b] = ipdom[b];
     }
   }
 
