@@ -1,6 +1,6 @@
 """Triton's kernels through hal.triton, on a device that takes PTX (the CPU PTX device here).
 
-The kernels in triton_kernels/ are three of the project's Triton test kernels
+The kernels in triton_kernels/ are four of the project's Triton test kernels
 (tests/ptx_cpu/triton), compiled by PyPI triton (triton_kernels/generate.py) and stored as
 Triton's cache holds them; where triton is importable, they are also compiled here and loaded
 from the CompiledKernel."""
@@ -34,7 +34,7 @@ def cached(name):
 def test_the_cache_pairs_hold_the_projects_triton_ptx():
     # One source: the PTX beside each metadata file is the one tests/ptx_cpu runs.
     ptx_cpu = os.path.join(HERE, "..", "..", "..", "tests", "ptx_cpu", "triton")
-    for name in ("vector_add", "softmax_rows", "matmul_f16"):
+    for name in ("vector_add", "softmax_rows", "matmul_f16", "flash_attention_fwd_2stage"):
         with open(os.path.join(HERE, f"{name}.ptx")) as a, open(os.path.join(ptx_cpu,
                                                                              f"{name}.ptx")) as b:
             assert a.read() == b.read(), f"{name}.ptx: run triton_kernels/generate.py again"
@@ -104,6 +104,25 @@ def test_tensor_core_matmul(ptx_dev):
     check_matmul(ptx_dev, hal.triton.load(ptx_dev, cached("matmul_f16")))
 
 
+def check_attention(dev, kernel):
+    heads, seq, dim = 2, 100, 64  # the head dimension and 64 x 64 tiles are compiled in
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.uniform(-1, 1, (heads, seq, dim)).astype(np.float16) for _ in range(3))
+    o = dev.zeros((heads, seq, dim))
+    scale = 0.125
+    kernel[((seq + 63) // 64, heads)](dev.asarray(q), dev.asarray(k), dev.asarray(v), o, scale,
+                                      seq, seq * dim, dim)
+    s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) * scale
+    p = np.exp(s - s.max(axis=2, keepdims=True))
+    want = np.einsum("hmn,hnd->hmd", p / p.sum(axis=2, keepdims=True), v.astype(np.float64))
+    # P is rounded to f16 before P V.
+    np.testing.assert_allclose(o.numpy(), want, rtol=0, atol=2e-3)
+
+
+def test_flash_attention(ptx_dev):
+    check_attention(ptx_dev, hal.triton.load(ptx_dev, cached("flash_attention_fwd_2stage")))
+
+
 def test_mistakes_raise(ptx_dev):
     kernel = hal.triton.load(ptx_dev, cached("vector_add"))
     x = ptx_dev.zeros(8)
@@ -126,6 +145,9 @@ def test_a_vulkan_device_runs_triton_ptx_through_translation(vk):
     # 32-lane subgroups, or through workgroup memory.
     check_softmax(vk, hal.triton.load(vk, cached("softmax_rows")))
     check_matmul(vk, hal.triton.load(vk, cached("matmul_f16")))
+    # Flash attention uses them all together; this build's 24 KiB of shared memory fits
+    # lavapipe's 32 KiB per block.
+    check_attention(vk, hal.triton.load(vk, cached("flash_attention_fwd_2stage")))
 
 
 def test_compiled_kernel_from_triton_itself(ptx_dev):

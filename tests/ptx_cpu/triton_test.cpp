@@ -14,7 +14,7 @@
 //   vector_add, histogram_atomic  exact (the fp32 sums of these inputs are exact);
 //   softmax_rows                  1e-6 + 1e-5 * |ref|   (ex2.approx, div.full);
 //   matmul_f16, matmul_f16_bt     1e-6 + 2e-5 * sum_k |a_ik * b_kj|   (fp32 accumulation);
-//   flash_attention_fwd[_causal]  2e-3 absolute, outputs in [-1, 1]   (P is rounded to fp16).
+//   flash_attention_fwd*          2e-3 absolute, outputs in [-1, 1]   (P is rounded to fp16).
 // Output buffers are prefilled with NaN and have padding (row strides, a tail); padding must
 // stay untouched, which checks the kernels' store masks on ragged shapes.
 #include <hal/hal.h>
@@ -843,6 +843,11 @@ class TritonAttention : public TritonPtx {
 
 TEST_F(TritonAttention, Forward) {
   Run("flash_attention_fwd", false, std::begin(kAttention), std::end(kAttention));
+}
+
+// The same pass compiled with two pipeline stages: other cp.async groups, 24 KiB of shared memory.
+TEST_F(TritonAttention, ForwardTwoStages) {
+  Run("flash_attention_fwd_2stage", false, std::begin(kAttention), std::end(kAttention));
 }
 
 TEST_F(TritonAttention, ForwardCausal) {

@@ -1,4 +1,4 @@
-"""The Triton kernels hal.triton's tests load: three of the project's Triton test kernels
+"""The Triton kernels hal.triton's tests load: four of the project's Triton test kernels
 (tests/ptx_cpu/triton: the kernels in kernels.py, the compile settings in generate.py), compiled
 exactly as that generator compiles them, so there is one source for both."""
 
@@ -9,7 +9,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests",
                                     "ptx_cpu", "triton"))
-NAMES = ("vector_add", "softmax_rows", "matmul_f16")
+NAMES = ("vector_add", "softmax_rows", "matmul_f16", "flash_attention_fwd_2stage")
 
 
 def _generator():

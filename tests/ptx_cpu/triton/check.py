@@ -137,7 +137,7 @@ def matmul(seed, transposed_b, m, n, k, lda, ldb, ldc):
     report(name, (m, n, k, lda, ldb, ldc), c[:, :n], ref, tol)
 
 
-def attention(seed, causal, heads, seq):
+def attention(seed, causal, heads, seq, name=None):
     rng = Rng(seed)
     q, k, v = (rng.f16(heads * seq * 64).reshape(heads, seq, 64) for _ in range(3))
     scale = 0.125
@@ -147,10 +147,10 @@ def attention(seed, causal, heads, seq):
     p = np.exp(s - s.max(axis=2, keepdims=True))
     ref = np.einsum("hmn,hnd->hmd", p / p.sum(axis=2, keepdims=True), v)
     o = np.zeros((heads, seq, 64), np.float32)
-    fn = kernels.flash_attention_fwd_causal if causal else kernels.flash_attention_fwd
+    name = name or ("flash_attention_fwd_causal" if causal else "flash_attention_fwd")
+    fn = getattr(kernels, name)
     fn[(cdiv(seq, 64), heads)](*(Ptr(t.astype(np.float16)) for t in (q, k, v)), Ptr(o), scale,
                                seq, seq * 64, 64, HEAD_DIM=64, BLOCK_M=64, BLOCK_N=64)
-    name = "flash_attention_fwd_causal" if causal else "flash_attention_fwd"
     report(name, (heads, seq), o, ref, 2e-3)
 
 
@@ -178,6 +178,9 @@ matmul(31, True, 70, 50, 80, 80, 96, 64)
 matmul(32, True, 33, 130, 32, 32, 32, 144)
 attention(41, False, 2, 100)
 attention(42, False, 1, 64)
+# The two-stage build of the same pass: the same cases, so the same digests.
+attention(41, False, 2, 100, "flash_attention_fwd_2stage")
+attention(42, False, 1, 64, "flash_attention_fwd_2stage")
 attention(51, True, 2, 100)
 attention(52, True, 1, 130)
 histogram(61, 1000, 37)

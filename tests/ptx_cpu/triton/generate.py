@@ -84,6 +84,8 @@ KERNELS = [
          aligned=["K", "lda", "ldbt", "ldc"]),
     dict(ATTENTION, name="flash_attention_fwd", fn=kernels.flash_attention_fwd),
     dict(ATTENTION, name="flash_attention_fwd_causal", fn=kernels.flash_attention_fwd_causal),
+    dict(ATTENTION, name="flash_attention_fwd_2stage", fn=kernels.flash_attention_fwd_2stage,
+         num_stages=2),
     dict(name="histogram_atomic", fn=kernels.histogram_atomic, grid="(cdiv(n, BLOCK), 1, 1)",
          signature={"x_ptr": "*i32", "counts_ptr": "*i32", "n": "i32", "num_bins": "i32"},
          constexprs={"BLOCK": 256}, aligned=[], num_warps=4, num_stages=3),
