@@ -18,12 +18,10 @@ PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test
 
 # The kernels a Vulkan device without 32-lane warps (lavapipe) refuses, each with words its
 # reason must give. There, warps run through workgroup memory, which needs the whole block to
-# reach each warp instruction (block_reduce shuffles in the first warp only); wmma does not
-# translate yet (mma.sync and ldmatrix do); the rest are gaps of the translator that remove their kernel from
-# here when they close.
+# reach each warp instruction (block_reduce shuffles in the first warp only); the rest are gaps
+# of the translator that remove their kernel from here when they close.
 VULKAN_REFUSES = {
     "block_reduce": "workgroup memory",
-    "wmma16": "wmma.load",
     "hmath": "sqrt.rm.f32",
     "memory_model": "%clock64",
     "asserting": "assert",

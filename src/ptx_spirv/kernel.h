@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "ptx/ir.h"
+#include "ptx/wmma_layout.h"
 #include "ptx_spirv/builder.h"
 #include "ptx_spirv/structurize.h"
 #include "ptx_spirv/translate.h"
@@ -148,6 +149,10 @@ class Kernel {
   // The tensor-core instructions that translate (lower_matrix.cpp).
   void lower_mma(const ir::Instruction& ins);
   void lower_ldmatrix(const ir::Instruction& ins);
+  // wmma's loads, stores and multiply-accumulates (lower_wmma.cpp).
+  void lower_wmma(const ir::Instruction& ins);
+  void lower_wmma_memory(const ir::Instruction& ins, ptx::WmmaRole role, bool is_load);
+  void lower_wmma_mma(const ir::Instruction& ins);
 
  public:  // the value helpers, used by the lowering files' free functions
   // ---- values (values.cpp) --------------------------------------------------------------

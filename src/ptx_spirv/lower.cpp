@@ -11,7 +11,8 @@ using O = ir::Opcode;
 }  // namespace
 
 void Kernel::lower(const ir::Instruction& ins) {
-  if (!ins.unknown_mods.empty()) {
+  // wmma's operation words (.load.a, .store.d, .mma) are not modifiers: lower_wmma reads them.
+  if (!ins.unknown_mods.empty() && ins.opcode != ir::Opcode::kWmma) {
     refuse(ins, "modifier '." + ins.unknown_mods.front() + "' is not supported");
   }
   if (lower_warp(ins) || lower_memory(ins) || lower_integer(ins) || lower_float(ins) ||

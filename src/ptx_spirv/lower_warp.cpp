@@ -641,9 +641,14 @@ bool Kernel::lower_warp(const ir::Instruction& ins) {
     lower_ldmatrix(ins);
     return true;
   }
+  if (ins.opcode == O::kWmma) {
+    lower_wmma(ins);
+    return true;
+  }
   if (is_matrix_instruction(ins)) {
     refuse(ins, std::string("'") + ir::opcode_name(ins.opcode) +
-                    "' is a matrix instruction: only mma and ldmatrix translate to Vulkan yet");
+                    "' is a matrix instruction: only mma, ldmatrix and wmma translate to Vulkan "
+                    "yet");
   }
   switch (ins.opcode) {
     case O::kShfl:

@@ -9,13 +9,7 @@
 //     .<dtype>.<atype>.<btype>.<ctype> for bf16, tf32, s8/u8 {.satfinite} and f64 {.rn,.rz,.rm,.rp}
 // The sub-byte and single-bit forms (.s4, .u4, .b1) are refused at load with the reason.
 //
-// The fragment layout. PTX leaves it unspecified: a program may apply one operation to every
-// element of a fragment but may not count on which lane holds which element. Here a fragment of
-// a rows x cols matrix (A: M x K, B: K x N, C and D: M x N) with E elements per lane holds in
-// lane l the elements (l % H) * E to (l % H) * E + E - 1 of the matrix in row-major order,
-// H = rows * cols / E. Where the warp holds more than the matrix (f16 A and B: 16 elements a
-// lane), lane l and lane l + H hold the same ones. Registers hold their elements low to high,
-// and their number is PTX's (f16 A: eight .b32 of two halves; f32 C: eight .f32). The layout
+// The fragment layout is hal's for every device (ptx/wmma_layout.h). The layout
 // qualifiers of wmma.mma must match those the fragments were loaded with, as PTX requires; they
 // do not change the arithmetic here, since a fragment holds the matrix whatever its layout in
 // memory was.
@@ -37,6 +31,7 @@
 #include <cstring>
 #include <string>
 
+#include "ptx/wmma_layout.h"
 #include "ptx_vm/half.h"
 #include "ptx_vm/ops_matrix.h"
 
@@ -74,30 +69,23 @@ uint32_t register_bytes(Elem e) {
 // The matrices a shape has (the largest, 32 x 16, has 512 elements).
 constexpr uint32_t kMaxElements = 512;
 
-// Where one fragment's elements are (see the file comment).
-struct Geometry {
-  uint32_t rows = 0, cols = 0, per_lane = 0;
-  uint32_t holders() const { return rows * cols / per_lane; }
-  // The row-major index of element i of lane l.
-  uint32_t index(uint32_t lane, uint32_t i) const { return (lane % holders()) * per_lane + i; }
-  uint32_t registers(Elem e) const { return per_lane / per_register(e); }
-};
+using Geometry = ptx::WmmaFragment;
 
-enum class Role : uint8_t { kA, kB, kC };
+uint32_t registers_of(const Geometry& g, Elem e) {
+  return g.per_lane / per_register(e);
+}
+
+using Role = ptx::WmmaRole;
 
 Geometry geometry(Role role, uint32_t m, uint32_t n, uint32_t k, Elem e) {
-  Geometry g;
-  g.rows = role == Role::kB ? k : m;
-  g.cols = role == Role::kA ? k : n;
-  g.per_lane = e == Elem::kF16 && role != Role::kC ? 16 : g.rows * g.cols / 32;
-  return g;
+  return ptx::wmma_fragment(role, m, n, k, e == Elem::kF16);
 }
 
 // The element bits of a fragment, by row-major index, from the registers |regs|.
 void read_fragment(const Exec& x, const Ref* regs, const Geometry& g, Elem e, uint64_t* out) {
   const uint32_t per = per_register(e), bits = 8 * memory_bytes(e);
   const uint64_t keep = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  for (uint32_t r = 0; r < g.registers(e); ++r) {
+  for (uint32_t r = 0; r < registers_of(g, e); ++r) {
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       const uint64_t word =
           e == Elem::kF64 ? x.row<uint64_t>(regs[r])[l] : uint64_t{x.row<uint32_t>(regs[r])[l]};
@@ -109,7 +97,7 @@ void read_fragment(const Exec& x, const Ref* regs, const Geometry& g, Elem e, ui
 // The inverse: every lane's registers from the element bits |in|.
 void write_fragment(Exec& x, const Ref* regs, const Geometry& g, Elem e, const uint64_t* in) {
   const uint32_t per = per_register(e), bits = 8 * memory_bytes(e);
-  for (uint32_t r = 0; r < g.registers(e); ++r) {
+  for (uint32_t r = 0; r < registers_of(g, e); ++r) {
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       uint64_t word = 0;
       for (uint32_t j = 0; j < per; ++j) word |= in[g.index(l, r * per + j)] << (j * bits);
@@ -342,16 +330,11 @@ bool elem_of(T t, Elem* out) {
   }
 }
 
-// Whether |m|, |n|, |k| is a shape wmma defines for multiplicands of |in|.
+// Whether |m|, |n|, |k| is a shape wmma defines for multiplicands of |in| (bf16, s8 and u8
+// share f16's shapes).
 bool shape_fits(Elem in, uint32_t m, uint32_t n, uint32_t k) {
-  switch (in) {
-    case Elem::kTf32:
-      return m == 16 && n == 16 && k == 8;
-    case Elem::kF64:
-      return m == 8 && n == 8 && k == 4;
-    default:
-      return k == 16 && ((m == 16 && n == 16) || (m == 32 && n == 8) || (m == 8 && n == 32));
-  }
+  const T type = in == Elem::kTf32 ? T::kTF32 : in == Elem::kF64 ? T::kF64 : T::kF16;
+  return ptx::wmma_shape_defined(type, m, n, k);
 }
 
 const char* const kShapes =
@@ -375,7 +358,7 @@ bool decode_memory_op(DecodeContext& d, const ir::Instruction& ins, Op& op, Role
   // The shapes that apply: A's and B's own type's; for C and D those of the multiplicands their
   // type goes with.
   bool fits = false;
-  if (role == Role::kC) {
+  if (role == Role::kAccumulator) {
     switch (e) {
       case Elem::kF16:
       case Elem::kS32:
@@ -421,8 +404,8 @@ bool decode_memory_op(DecodeContext& d, const ir::Instruction& ins, Op& op, Role
   info->base = addr.base;
   info->wide_base = addr.base_bytes == 8;
   info->disp = addr.disp;
-  if (!register_list(d, ins.operands[load ? 0 : 1], info->g.registers(e), register_bytes(e), load,
-                     load ? "the destination" : "the source", info->regs)) {
+  if (!register_list(d, ins.operands[load ? 0 : 1], registers_of(info->g, e), register_bytes(e),
+                     load, load ? "the destination" : "the source", info->regs)) {
     return false;
   }
   if (ins.operands.size() == 3) {
@@ -488,16 +471,16 @@ bool decode_mma_op(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   info->k = ins.shape_k;
   info->ga = geometry(Role::kA, info->m, info->n, info->k, info->in);
   info->gb = geometry(Role::kB, info->m, info->n, info->k, info->in);
-  info->gc = geometry(Role::kC, info->m, info->n, info->k, info->c);
+  info->gc = geometry(Role::kAccumulator, info->m, info->n, info->k, info->c);
   if (ins.operands.size() != 4) return d.fail("wmma.mma takes four operands: d, a, b, c");
   const uint32_t in_bytes = register_bytes(info->in);
-  if (!register_list(d, ins.operands[0], info->gc.registers(info->d), register_bytes(info->d), true,
-                     "d", info->dr) ||
-      !register_list(d, ins.operands[1], info->ga.registers(info->in), in_bytes, false, "a",
+  if (!register_list(d, ins.operands[0], registers_of(info->gc, info->d), register_bytes(info->d),
+                     true, "d", info->dr) ||
+      !register_list(d, ins.operands[1], registers_of(info->ga, info->in), in_bytes, false, "a",
                      info->a) ||
-      !register_list(d, ins.operands[2], info->gb.registers(info->in), in_bytes, false, "b",
+      !register_list(d, ins.operands[2], registers_of(info->gb, info->in), in_bytes, false, "b",
                      info->b) ||
-      !register_list(d, ins.operands[3], info->gc.registers(info->c), register_bytes(info->c),
+      !register_list(d, ins.operands[3], registers_of(info->gc, info->c), register_bytes(info->c),
                      false, "c", info->cr)) {
     return false;
   }
@@ -522,8 +505,8 @@ bool decode_wmma(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   for (const std::string& word : words) operation += "." + word;
   if (operation == ".load.a") return decode_memory_op(d, ins, op, Role::kA, true);
   if (operation == ".load.b") return decode_memory_op(d, ins, op, Role::kB, true);
-  if (operation == ".load.c") return decode_memory_op(d, ins, op, Role::kC, true);
-  if (operation == ".store.d") return decode_memory_op(d, ins, op, Role::kC, false);
+  if (operation == ".load.c") return decode_memory_op(d, ins, op, Role::kAccumulator, true);
+  if (operation == ".store.d") return decode_memory_op(d, ins, op, Role::kAccumulator, false);
   if (operation == ".mma") return decode_mma_op(d, ins, op);
   return d.fail("wmma needs .load.a, .load.b, .load.c, .store.d or .mma" +
                 (operation.empty() ? std::string() : ", not '" + operation + "'"));

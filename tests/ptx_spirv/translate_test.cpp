@@ -278,7 +278,7 @@ TEST(PtxToSpirv, WarpLevelPtxWithWarpsRefusesWhatDoesNotFitThem) {
   expect_refused(kernel_with(".reg .b32 %r<4>; .reg .b64 %rd<2>;",
                              "ld.param.u64 %rd1, [p];\n"
                              "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r2], {%r1};"),
-                 warp_target(), "only mma and ldmatrix translate");
+                 warp_target(), "only mma, ldmatrix and wmma translate");
   expect_refused(kernel_with(".reg .b32 %r<4>; .reg .f64 %fd<9>;",
                              "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd1, %fd2}, "
                              "{%fd3}, {%fd4}, {%fd5, %fd6};"),
@@ -307,6 +307,59 @@ TEST(PtxToSpirv, MmaAndLdmatrixTranslateToValidSpirv) {
     ASSERT_TRUE(o.translated) << o.failure.message;
     EXPECT_EQ(validate(o.translation.words), "");
   }
+}
+
+// wmma translates to valid SPIR-V in both warp forms, for each multiplicand type, a guarded
+// store included (its results against the CPU PTX device: wmma_test.cpp); f64 wmma and the
+// sub-byte types are refused by name, and a malformed one is reported as such.
+TEST(PtxToSpirv, WmmaTranslatesToValidSpirv) {
+  const std::string body =
+      "ld.param.u64 %rd1, [p];\nmov.u32 %r20, s;\n"
+      "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, "
+      "%r7}, [%rd1], 24;\n"
+      "wmma.load.b.sync.aligned.col.m32n8k16.shared.f16 {%r8, %r9, %r10, %r11, %r12, %r13, %r14, "
+      "%r15}, [%r20];\n"
+      "wmma.load.c.sync.aligned.col.m16n16k16.global.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, "
+      "%f7}, [%rd1], 16;\n"
+      "wmma.mma.sync.aligned.row.col.m16n16k16.f16.f32 {%r16, %r17, %r18, %r19}, {%r0, %r1, %r2, "
+      "%r3, %r4, %r5, %r6, %r7}, {%r8, %r9, %r10, %r11, %r12, %r13, %r14, %r15}, {%f0, %f1, %f2, "
+      "%f3, %f4, %f5, %f6, %f7};\n"
+      "wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3, %f4, %f5, "
+      "%f6, %f7}, {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, "
+      "%f7};\n"
+      "wmma.mma.sync.aligned.col.row.m8n32k16.s32.s8.u8.s32.satfinite {%r0, %r1, %r2, %r3, %r4, "
+      "%r5, %r6, %r7}, {%r8}, {%r9, %r10, %r11, %r12}, {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7};\n"
+      "wmma.mma.sync.aligned.row.col.m32n8k16.f32.bf16.bf16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, "
+      "%f6, %f7}, {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, {%r8, %r9}, {%f0, %f1, %f2, %f3, %f4, "
+      "%f5, %f6, %f7};\n"
+      "setp.ne.u32 %p1, %r0, 0;\n"
+      "@%p1 wmma.store.d.sync.aligned.row.m16n16k16.shared.f16 [%r20], {%r16, %r17, %r18, "
+      "%r19};";
+  const std::string ptx = kernel_with(
+      ".reg .b32 %r<24>; .reg .f32 %f<8>; .reg .b64 %rd<2>; .reg .pred %p<2>;"
+      " .shared .align 16 .b8 s[1024];",
+      body);
+  Target narrow = full_target();
+  narrow.no_warp32 = "the device's subgroups are 8 lanes wide";
+  for (const Target& target : {warp_target(), narrow}) {
+    const Outcome o = translate_text(ptx, target);
+    ASSERT_TRUE(o.translated) << o.failure.message;
+    EXPECT_EQ(validate(o.translation.words), "");
+  }
+  expect_refused(
+      kernel_with(".reg .f64 %fd<9>;",
+                  "wmma.mma.sync.aligned.row.col.m8n8k4.rn.f64.f64.f64.f64 {%fd1, %fd2}, "
+                  "{%fd3}, {%fd4}, {%fd5, %fd6};"),
+      warp_target(), "f64 wmma does not translate");
+  expect_refused(kernel_with(".reg .b32 %r<9>; .reg .b64 %rd<2>;",
+                             "ld.param.u64 %rd1, [p];\n"
+                             "wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%r1}, [%rd1];"),
+                 warp_target(), "modifier");
+  expect_refused(
+      kernel_with(".reg .b32 %r<9>; .reg .b64 %rd<2>;",
+                  "ld.param.u64 %rd1, [p];\n"
+                  "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2}, [%rd1];"),
+      warp_target(), "wrong number of registers", Failure::Kind::kInvalid);
 }
 
 TEST(PtxToSpirv, EveryWarpInstructionTranslatesToValidSpirv) {
