@@ -37,7 +37,10 @@
 #      Vulkan bound once and engine style, hal_launch's host time, event timings against direct
 #      timestamps), and the matmul figures at full size on cuda:0 (hal-bench --filter matmul:
 #      every pack kernel at 1024^3 to 4096^3 against cuBLAS, sgemm for fp32 and cublasGemmEx
-#      for fp16).
+#      for fp16), and the PTX-on-Vulkan figures at full size on vulkan:0 (hal-bench --filter
+#      ptx_vulkan: translated PTX against its SPIR-V twins, the tensor-core matmuls against the
+#      pack's best SPIR-V matmul, Triton's softmax, matmul and attention against the pack's
+#      SPIR-V and against the same PTX through CUDA).
 # Everything lands in RESULTS_DIR as it happens (a check killed from outside keeps what it has):
 # one log per step, and summary.txt with one line per step: PASS, FAIL (exit code), TIMEOUT,
 # SKIPPED (the budget or an earlier step), NO DEVICE (exit 77: the device named does not exist)
@@ -250,6 +253,12 @@ if [ -x "$build/bin/hal-bench" ]; then
   done
   run_step "hal-bench matmul (cuda:0)" "$run_timeout" "$out/hal-bench-matmul-cuda0.log" \
     "$build/bin/hal-bench" --device cuda:0 --filter matmul --json "$out/hal-bench-matmul-cuda0.json"
+  # PTX through translation on NVIDIA's Vulkan driver at full size: the pack's PTX against its
+  # SPIR-V twins, its tensor-core matmuls against its best SPIR-V matmul, and Triton's kernels
+  # against the pack's SPIR-V and against the same PTX through CUDA on this GPU.
+  run_step "hal-bench ptx_vulkan (vulkan:0)" "$run_timeout" "$out/hal-bench-ptx-vulkan0.log" \
+    "$build/bin/hal-bench" --device vulkan:0 --filter ptx_vulkan \
+    --json "$out/hal-bench-ptx-vulkan0.json"
 fi
 
 note "(check)" "done in ${SECONDS}s of ${budget}s"

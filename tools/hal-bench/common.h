@@ -123,6 +123,7 @@ void bench_matmul(Context& ctx);
 void bench_attention(Context& ctx);
 void bench_cpu_ptx(Context& ctx);
 void bench_ptx_vulkan(Context& ctx);
+void bench_ptx_vulkan_rivals(Context& ctx);
 
 // The child side of bench_module_load (run as "hal-bench --module-load-child ...").
 int module_load_child(const std::string& selector, const std::string& kernel);

@@ -180,6 +180,7 @@ int main(int argc, char** argv) {
         {"matmul", bench::bench_matmul},
         {"attention", bench::bench_attention},
         {"ptx_vulkan", bench::bench_ptx_vulkan},
+        {"ptx_vulkan", bench::bench_ptx_vulkan_rivals},
         {"cpu_ptx", bench::bench_cpu_ptx},
     };
     for (const auto& [name, run] : families) {
