@@ -18,6 +18,7 @@
 // Internally a refusal is thrown as a Refusal and caught by translate(); nothing else throws.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "ptx/ir.h"
+#include "ptx/mma_layout.h"
 #include "ptx/wmma_layout.h"
 #include "ptx_spirv/builder.h"
 #include "ptx_spirv/structurize.h"
@@ -149,6 +151,25 @@ class Kernel {
   // The tensor-core instructions that translate (lower_matrix.cpp).
   void lower_mma(const ir::Instruction& ins);
   void lower_ldmatrix(const ir::Instruction& ins);
+  // One warp's D = A B + C on fragments laid out by the tables |a|, |b| and |c| (c also D's):
+  // multiplicands of |in| (f16, bf16, tf32, or s8 for both 8-bit integers, with their
+  // signedness), accumulators of |c_type| and |d_type| (f16, f32, s32). lower_matrix.cpp.
+  struct MatrixProduct {
+    uint32_t m = 0, n = 0, k = 0;
+    const ptx::MatrixFragment *a = nullptr, *b = nullptr, *c = nullptr;
+    ir::Type in = ir::Type::kF16;
+    bool a_signed = false, b_signed = false;
+    ir::Type c_type = ir::Type::kF32, d_type = ir::Type::kF32;
+    bool satfinite = false;
+  };
+  void matrix_product(const ir::Instruction& ins, const MatrixProduct& p,
+                      const std::vector<const ir::Operand*>& d,
+                      const std::vector<const ir::Operand*>& a,
+                      const std::vector<const ir::Operand*>& bv,
+                      const std::vector<const ir::Operand*>& c);
+  // A u32 that is values[lane] in each lane; refuses |ins| unless the values are linear in the
+  // lane's bits, as every fragment layout's lane, register and element numbers are.
+  uint32_t lane_function(const ir::Instruction& ins, const std::array<uint32_t, 32>& values);
   // wmma's loads, stores and multiply-accumulates (lower_wmma.cpp).
   void lower_wmma(const ir::Instruction& ins);
   void lower_wmma_memory(const ir::Instruction& ins, ptx::WmmaRole role, bool is_load);

@@ -1,29 +1,39 @@
-// The tensor-core instructions Triton's and nvcc's sm_80 kernels are built from, as warp
-// exchanges and f32 arithmetic, with the results the CPU PTX device gives
-// (src/ptx_vm/ops_matrix.cpp):
-//  - mma.sync.aligned.m16n8k16 and .m16n8k8, .row.col, f16 or bf16 inputs, f32 accumulators;
-//  - ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16.
+// The tensor-core instructions, as warp exchanges and f32 (or integer) arithmetic, with the
+// results the CPU PTX device gives (src/ptx_vm/ops_matrix.cpp):
+//  - mma.sync.aligned .row.col: m16n8k16 and m16n8k8 with f16 inputs (f16 or f32 C and D) or
+//    bf16 inputs (f32), m16n8k8 and m16n8k4 with tf32 inputs (f32), m16n8k16, m16n8k32 and
+//    m8n8k16 with s8/u8 inputs (s32, .satfinite too);
+//  - ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16;
+//  - the product of wmma.mma (lower_wmma.cpp).
 //
-// Fragments are laid out as PTX ISA's "Matrix Fragments for mma" sections give them, in
-// groupID g = lane / 4 and threadID_in_group t = lane % 4. A lane computes its own four
-// accumulators D[g or g + 8][2t or 2t + 1]: it reads the A row and B column elements it needs
-// from the lanes holding them, one exchange per source register (warp_exchange), and sums in
-// k order, D = (((C + p_0) + p_1) + ... + p_{K-1}), each product exact in f32 (at most 11
-// significant bits per factor) and each addition rounded to nearest even, as the CPU PTX
-// device sums. A NaN result is the canonical NaN 0x7fffffff.
+// A product (matrix_product) works from the fragment layouts as tables (ptx/mma_layout.h, and
+// ptx/wmma_layout.h for wmma): which row-major element each lane's element i is. A lane computes
+// its own accumulators D[r][c] = (((C[r][c] + p_0) + p_1) + ... + p_{K-1}), p_q = A[r][q] B[q][c],
+// each product exact in f32 (f16, bf16 and tf32 have at most 11 significant bits) and each
+// addition rounded to nearest even, as the CPU PTX device sums; an f16 D is the sum rounded once;
+// a NaN is 0x7fffffff. Integer sums wrap, or with .satfinite clamp the exact sum. The A and B
+// elements come from the lanes holding them: one warp exchange per source register that some
+// lane needs. Which lane, register and place hold each element is worked out here for all 32
+// lanes at once, so that products that need the same word read it once; at run time each is a
+// function of the lane's bits (linear in them, as every layout PTX defines is).
 //
 // ldmatrix: each lane publishes the row address it gives (lanes 8j to 8j + 7 give the rows of
 // matrix j), then reads the word of row g at column 2t (or, with .trans, the two halves of rows
-// 2t and 2t + 1 at column g) from shared memory.
+// 2t and 2t + 1 at column g) from shared memory, g = lane / 4 and t = lane % 4.
 //
 // Like every warp instruction these need the whole warp (.sync.aligned): through workgroup
 // memory they are refused in divergent code like the others (uniformity.h).
 #include "ptx_spirv/kernel.h"
 
 #include <array>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <spirv/unified1/GLSL.std.450.h>
+
+#include "ptx/mma_layout.h"
 
 namespace hal::ptx_spirv {
 
@@ -52,79 +62,314 @@ std::pair<uint32_t, uint32_t> quad_of(Kernel& k) {
 }  // namespace
 
 void Kernel::lower_mma(const ir::Instruction& ins) {
-  const bool k16 = ins.shape_m == 16 && ins.shape_n == 8 && ins.shape_k == 16;
-  const bool k8 = ins.shape_m == 16 && ins.shape_n == 8 && ins.shape_k == 8;
-  if (!k16 && !k8) {
-    refuse(ins, "only the m16n8k16 and m16n8k8 shapes of mma translate to Vulkan yet");
-  }
   if (ins.types.size() != 4 || ins.operands.size() != 4) {
     invalid(ins, "mma takes .d.a.b.c types and the d, a, b and c operands");
   }
-  const T in = ins.types[1];
-  if (ins.types[0] != T::kF32 || ins.types[3] != T::kF32 || ins.types[2] != in ||
-      (in != T::kF16 && in != T::kBF16)) {
-    refuse(ins, "only f16 or bf16 inputs with f32 accumulators translate to Vulkan yet");
+  const T dt = ins.types[0], at = ins.types[1], bt = ins.types[2], ct = ins.types[3];
+  if (at == T::kF64) {
+    refuse(ins,
+           "f64 mma does not translate to Vulkan: its steps are fused multiply-adds in a chosen "
+           "rounding mode, which Vulkan does not guarantee in f64");
   }
   if (!ins.mods.has(ir::Mod::kRow) || !ins.mods.has(ir::Mod::kCol)) {
-    invalid(ins, "mma.sync with these shapes takes .row.col");
+    invalid(ins, "mma.sync takes .row.col");
   }
-  const uint32_t k_depth = ins.shape_k;
-  const std::vector<const ir::Operand*> d = registers_of(ins.operands[0]);
-  const std::vector<const ir::Operand*> a = registers_of(ins.operands[1]);
-  const std::vector<const ir::Operand*> bv = registers_of(ins.operands[2]);
-  const std::vector<const ir::Operand*> c = registers_of(ins.operands[3]);
-  if (d.size() != 4 || c.size() != 4 || a.size() != k_depth / 4 || bv.size() != k_depth / 8) {
-    invalid(ins, "mma's fragments have the wrong number of registers for its shape");
+  const ptx::MmaLayout layout =
+      ptx::mma_layout(ins.shape_m, ins.shape_n, ins.shape_k, dt, at, bt, ct);
+  if (layout == ptx::MmaLayout::kCount) {
+    refuse(ins,
+           "this form of mma does not translate to Vulkan (m16n8k16 and m16n8k8 f16 and bf16, "
+           "m16n8k8 and m16n8k4 tf32, m16n8k16, m16n8k32 and m8n8k16 s8/u8 do)");
   }
-  const uint32_t u = t_u32;
-  const auto [g, t] = quad_of(*this);
-  auto add = [&](uint32_t x, uint32_t y) { return b.op(spv::Op::OpIAdd, u, {x, y}); };
-  auto half_of = [&](uint32_t word, uint32_t which) {
-    const uint32_t bits = which == 0 ? b.op(spv::Op::OpBitwiseAnd, u, {word, b.u32(0xFFFF)})
-                                     : b.op(spv::Op::OpShiftRightLogical, u, {word, b.u32(16)});
-    return in == T::kF16 ? f16_to_f32(bits) : bf16_to_f32(bits);
-  };
-  // A: register j of lane (g', t') holds row g' (+8 for odd j), columns 2t', 2t' + 1 (+8 for
-  // j >= 2). Row r's words come from lanes 4 * (r % 8) + q, q = 0..3.
-  // a_rows[h][k]: A[g + 8h][k] as f32.
-  std::array<std::array<uint32_t, 16>, 2> a_rows{};
-  const uint32_t row_lane = b.op(spv::Op::OpShiftLeftLogical, u, {g, b.u32(2)});
-  for (uint32_t j = 0; j < a.size(); ++j) {
-    const uint32_t handle = warp_exchange(read(ins, *a[j], T::kB32));
-    const uint32_t h = j & 1, k_base = (j >= 2 ? 8 : 0);
-    for (uint32_t q = 0; q < 4; ++q) {
-      const uint32_t word = warp_exchanged(handle, add(row_lane, b.u32(q)));
-      a_rows[h][k_base + 2 * q] = half_of(word, 0);
-      a_rows[h][k_base + 2 * q + 1] = half_of(word, 1);
+  const bool satfinite = ins.mods.has(ir::Mod::kSatfinite);
+  const bool int8 = at == T::kS8 || at == T::kU8;
+  if (satfinite && !int8) invalid(ins, ".satfinite applies only to integer mma");
+  for (ir::Mod mod : {ir::Mod::kRn, ir::Mod::kRz, ir::Mod::kRm, ir::Mod::kRp}) {
+    if (ins.mods.has(mod)) invalid(ins, "a rounding modifier applies only to f64 mma");
+  }
+  const ptx::MmaShape& shape = ptx::mma_shape(layout);
+  MatrixProduct p;
+  p.m = shape.m;
+  p.n = shape.n;
+  p.k = shape.k;
+  p.a = &shape.a;
+  p.b = &shape.b;
+  p.c = &shape.c;
+  p.in = int8 ? T::kS8 : at;
+  p.a_signed = at == T::kS8;
+  p.b_signed = bt == T::kS8;
+  p.c_type = ct;
+  p.d_type = dt;
+  p.satfinite = satfinite;
+  matrix_product(ins, p, registers_of(ins.operands[0]), registers_of(ins.operands[1]),
+                 registers_of(ins.operands[2]), registers_of(ins.operands[3]));
+}
+
+namespace {
+
+// Elements of multiplicand type |in| (f16, bf16, tf32, s8) in one 32-bit register.
+uint32_t per_register_of(ir::Type in) {
+  return in == ir::Type::kS8 ? 4 : in == ir::Type::kTF32 ? 1 : 2;
+}
+
+}  // namespace
+
+uint32_t Kernel::lane_function(const ir::Instruction& ins, const std::array<uint32_t, 32>& values) {
+  bool constant = true;
+  for (uint32_t v : values) constant = constant && v == values[0];
+  if (constant) return b.u32(values[0]);
+  // Linear in the lane's bits: values[l] = values[0] + sum over set bits i of l of step[i], the
+  // form every fragment layout's lane, register and element numbers take.
+  uint32_t step[5];
+  for (uint32_t bit = 0; bit < 5; ++bit) step[bit] = values[1u << bit] - values[0];
+  for (uint32_t l = 0; l < 32; ++l) {
+    uint32_t v = values[0];
+    for (uint32_t bit = 0; bit < 5; ++bit) v += ((l >> bit) & 1u) * step[bit];
+    if (v != values[l]) {
+      refuse(ins,
+             "internal error: a fragment layout whose lane numbers are not linear in the lane");
     }
   }
-  // B: register j of lane (g', t') holds column g', rows 2t', 2t' + 1 (+8 for j = 1). Column
-  // n's words come from lanes 4n + q. b_cols[e][k]: B[k][2t + e] as f32.
-  std::array<std::array<uint32_t, 16>, 2> b_cols{};
-  for (uint32_t j = 0; j < bv.size(); ++j) {
-    const uint32_t handle = warp_exchange(read(ins, *bv[j], T::kB32));
-    for (uint32_t e = 0; e < 2; ++e) {
-      const uint32_t column = add(b.op(spv::Op::OpShiftLeftLogical, u, {t, b.u32(1)}), b.u32(e));
-      const uint32_t col_lane = b.op(spv::Op::OpShiftLeftLogical, u, {column, b.u32(2)});
-      for (uint32_t q = 0; q < 4; ++q) {
-        const uint32_t word = warp_exchanged(handle, add(col_lane, b.u32(q)));
-        b_cols[e][8 * j + 2 * q] = half_of(word, 0);
-        b_cols[e][8 * j + 2 * q + 1] = half_of(word, 1);
+  // Runs of bits whose steps double from one bit to the next are one field of the lane:
+  // (lane >> low & mask) * step[low], or, where step[low] is the field's own weight, the field
+  // in place (lane & mask << low).
+  const uint32_t u = t_u32;
+  uint32_t sum = values[0] == 0 ? 0 : b.u32(values[0]);
+  for (uint32_t low = 0; low < 5;) {
+    if (step[low] == 0) {
+      ++low;
+      continue;
+    }
+    uint32_t high = low + 1;
+    while (high < 5 && step[high] == step[low] << (high - low)) ++high;
+    const uint32_t mask = (1u << (high - low)) - 1;
+    uint32_t term = 0;
+    if (step[low] == 1u << low) {
+      term = b.op(spv::Op::OpBitwiseAnd, u, {lane(), b.u32(mask << low)});
+    } else {
+      const uint32_t field =
+          b.op(spv::Op::OpBitwiseAnd, u,
+               {b.op(spv::Op::OpShiftRightLogical, u, {lane(), b.u32(low)}), b.u32(mask)});
+      term = step[low] == 1 ? field : b.op(spv::Op::OpIMul, u, {field, b.u32(step[low])});
+    }
+    sum = sum == 0 ? term : b.op(spv::Op::OpIAdd, u, {sum, term});
+    low = high;
+  }
+  return sum;
+}
+
+void Kernel::matrix_product(const ir::Instruction& ins, const MatrixProduct& p,
+                            const std::vector<const ir::Operand*>& d,
+                            const std::vector<const ir::Operand*>& a,
+                            const std::vector<const ir::Operand*>& bv,
+                            const std::vector<const ir::Operand*>& c) {
+  const uint32_t per_in = per_register_of(p.in);
+  const uint32_t per_c = p.c_type == T::kF16 ? 2 : 1, per_d = p.d_type == T::kF16 ? 2 : 1;
+  const uint32_t elements = p.c->count;
+  if (a.size() != p.a->count / per_in || bv.size() != p.b->count / per_in ||
+      c.size() != elements / per_c || d.size() != elements / per_d) {
+    invalid(ins, "the fragments have the wrong number of registers for this shape and type");
+  }
+  const uint32_t u = t_u32;
+  // operand_values[x][e * K + q]: the multiplicand of product q of accumulator element e, as
+  // f32 (f16, bf16, tf32) or i32 (s8, u8), for x = 0 (A) and 1 (B).
+  std::array<std::vector<uint32_t>, 2> operand_values;
+  for (uint32_t x = 0; x < 2; ++x) {
+    const ptx::MatrixFragment& f = x == 0 ? *p.a : *p.b;
+    const std::vector<const ir::Operand*>& regs = x == 0 ? a : bv;
+    const uint32_t rows = x == 0 ? p.m : p.k, cols = x == 0 ? p.k : p.n;
+    // The lane and element holding each element of the matrix (the lowest lane, where several
+    // hold it).
+    std::vector<std::pair<uint32_t, uint32_t>> owner(size_t{rows} * cols, {UINT32_MAX, 0});
+    for (uint32_t l = 0; l < 32; ++l) {
+      for (uint32_t i = 0; i < f.count; ++i) {
+        if (owner[f.index[l][i]].first == UINT32_MAX) owner[f.index[l][i]] = {l, i};
       }
+    }
+    // Per product: for every lane, the lane and register its element is in and its place in
+    // that register. Products whose lanes and registers agree read one word.
+    struct Where {
+      std::array<uint32_t, 32> src{}, reg{}, part{};
+    };
+    std::vector<Where> where(size_t{elements} * p.k);
+    for (uint32_t e = 0; e < elements; ++e) {
+      for (uint32_t q = 0; q < p.k; ++q) {
+        Where& w = where[e * p.k + q];
+        for (uint32_t l = 0; l < 32; ++l) {
+          const uint32_t di = p.c->index[l][e], row = di / p.n, col = di % p.n;
+          const uint32_t xi = x == 0 ? row * p.k + q : q * p.n + col;
+          const auto [src, elem] = owner[xi];
+          if (src == UINT32_MAX) invalid(ins, "internal error: an element no lane holds");
+          w.src[l] = src;
+          w.reg[l] = elem / per_in;
+          w.part[l] = elem % per_in;
+        }
+      }
+    }
+    std::map<std::pair<std::array<uint32_t, 32>, std::array<uint32_t, 32>>, uint32_t> word_ids;
+    std::vector<uint32_t> word_of(where.size());  // index into words
+    struct Word {
+      const Where* where;
+      uint32_t src = 0, reg = 0;  // run-time lane and register (reg 0: one register for all)
+      uint32_t value = 0;
+    };
+    std::vector<Word> words;
+    for (size_t i = 0; i < where.size(); ++i) {
+      const auto key = std::make_pair(where[i].src, where[i].reg);
+      auto [it, fresh] = word_ids.emplace(key, static_cast<uint32_t>(words.size()));
+      if (fresh) words.push_back({&where[i]});
+      word_of[i] = it->second;
+    }
+    std::map<std::array<uint32_t, 32>, uint32_t> lane_values;  // one computation per vector
+    auto value_of = [&](const std::array<uint32_t, 32>& v) {
+      auto found = lane_values.find(v);
+      if (found != lane_values.end()) return found->second;
+      const uint32_t id = lane_function(ins, v);
+      lane_values.emplace(v, id);
+      return id;
+    };
+    for (Word& w : words) {
+      w.src = value_of(w.where->src);
+      bool one = true;
+      for (uint32_t r : w.where->reg) one = one && r == w.where->reg[0];
+      if (!one) w.reg = value_of(w.where->reg);
+    }
+    // One exchange per source register some lane needs; each word reads it where its lanes'
+    // register may be this one.
+    for (uint32_t reg = 0; reg < regs.size(); ++reg) {
+      bool needed = false;
+      for (const Word& w : words) {
+        for (uint32_t r : w.where->reg) needed = needed || r == reg;
+      }
+      if (!needed) continue;
+      const uint32_t handle = warp_exchange(read_bits(ins, *regs[reg], 4));
+      for (Word& w : words) {
+        bool some = false;
+        for (uint32_t r : w.where->reg) some = some || r == reg;
+        if (!some) continue;
+        const uint32_t value = warp_exchanged(handle, w.src);
+        w.value =
+            w.reg == 0 || w.value == 0
+                ? value
+                : select(u, b.op(spv::Op::OpIEqual, t_bool, {w.reg, b.u32(reg)}), value, w.value);
+      }
+    }
+    // Each product's element, converted once per word and place.
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> converted;  // (word, fixed part)
+    std::vector<uint32_t>& values = operand_values[x];
+    values.resize(where.size());
+    for (size_t i = 0; i < where.size(); ++i) {
+      const Word& w = words[word_of[i]];
+      bool fixed = true;
+      for (uint32_t part : where[i].part) fixed = fixed && part == where[i].part[0];
+      if (fixed) {
+        auto found = converted.find({word_of[i], where[i].part[0]});
+        if (found != converted.end()) {
+          values[i] = found->second;
+          continue;
+        }
+      }
+      // The element at place |part| (a u32 constant or run-time value) of the word, converted;
+      // with a constant place the shifts fold.
+      const uint32_t part = fixed ? b.u32(where[i].part[0]) : value_of(where[i].part);
+      const bool is_signed = x == 0 ? p.a_signed : p.b_signed;
+      uint32_t v = 0;
+      switch (p.in) {
+        case T::kF16: {  // both halves at once; the one at |part|
+          const uint32_t pair = glsl(b.type_vector(t_f32, 2), GLSLstd450UnpackHalf2x16, {w.value});
+          v = fixed ? b.op(spv::Op::OpCompositeExtract, t_f32, {pair, where[i].part[0]})
+                    : b.op(spv::Op::OpVectorExtractDynamic, t_f32, {pair, part});
+          break;
+        }
+        case T::kBF16:  // the half's bits, moved to the top of an f32
+          v = bitcast(t_f32, b.op(spv::Op::OpShiftLeftLogical, u,
+                                  {b.op(spv::Op::OpShiftRightLogical, u,
+                                        {w.value, b.op(spv::Op::OpIMul, u, {part, b.u32(16)})}),
+                                   b.u32(16)}));
+          break;
+        case T::kTF32:  // the f32 with its low 13 fraction bits ignored
+          v = bitcast(t_f32, b.op(spv::Op::OpBitwiseAnd, u, {w.value, b.u32(0xFFFFE000u)}));
+          break;
+        default: {  // s8 or u8, as an i32: the byte moved to the top, then back
+          const uint32_t top = b.op(
+              spv::Op::OpShiftLeftLogical, u,
+              {w.value,
+               b.op(spv::Op::OpISub, u, {b.u32(24), b.op(spv::Op::OpIMul, u, {part, b.u32(8)})})});
+          v = b.op(is_signed ? spv::Op::OpShiftRightArithmetic : spv::Op::OpShiftRightLogical, u,
+                   {top, b.u32(24)});
+          break;
+        }
+      }
+      values[i] = v;
+      if (fixed) converted.emplace(std::make_pair(word_of[i], where[i].part[0]), v);
+    }
+  }
+  // The lane's accumulator elements: C and D hold the same ones, f16 two per register.
+  std::vector<uint32_t> c_words;
+  for (const ir::Operand* reg : c) c_words.push_back(read_bits(ins, *reg, 4));
+  std::vector<uint32_t> results;
+  const std::vector<uint32_t>& av = operand_values[0];
+  const std::vector<uint32_t>& bvals = operand_values[1];
+  for (uint32_t e = 0; e < elements; ++e) {
+    uint32_t start = 0;
+    if (p.c_type == T::kF16) {
+      const uint32_t word = c_words[e / 2];
+      start = f16_to_f32(e % 2 == 0 ? b.op(spv::Op::OpBitwiseAnd, u, {word, b.u32(0xFFFF)})
+                                    : b.op(spv::Op::OpShiftRightLogical, u, {word, b.u32(16)}));
+    } else if (p.c_type == T::kF32) {
+      start = bitcast(t_f32, c_words[e]);
+    } else {
+      start = c_words[e];
+    }
+    if (p.in == T::kS8) {
+      if (!p.satfinite) {
+        uint32_t sum = start;  // i32 additions wrap, as the exact sum modulo 2^32 does
+        for (uint32_t q = 0; q < p.k; ++q) {
+          sum = b.op(spv::Op::OpIAdd, u,
+                     {sum, b.op(spv::Op::OpIMul, u, {av[e * p.k + q], bvals[e * p.k + q]})});
+        }
+        results.push_back(sum);
+        continue;
+      }
+      // The exact sum in 64 bits, clamped to the s32 range.
+      auto wide = [&](uint32_t v) { return b.op(spv::Op::OpSConvert, t_u64, {v}); };
+      uint32_t sum = wide(start);
+      for (uint32_t q = 0; q < p.k; ++q) {
+        sum = b.op(spv::Op::OpIAdd, t_u64,
+                   {sum, wide(b.op(spv::Op::OpIMul, u, {av[e * p.k + q], bvals[e * p.k + q]}))});
+      }
+      const uint32_t high = b.op(spv::Op::OpSGreaterThan, t_bool, {sum, b.u64(0x7FFFFFFFull)});
+      const uint32_t low = b.op(spv::Op::OpSLessThan, t_bool, {sum, b.u64(0xFFFFFFFF80000000ull)});
+      uint32_t r = b.op(spv::Op::OpUConvert, u, {sum});
+      r = select(u, high, b.u32(0x7FFFFFFFu), r);
+      results.push_back(select(u, low, b.u32(0x80000000u), r));
+      continue;
+    }
+    // Every product is exact in f32, so a fused multiply-add would give the same sum.
+    uint32_t sum = start;
+    for (uint32_t q = 0; q < p.k; ++q) {
+      sum = b.op(spv::Op::OpFAdd, t_f32,
+                 {sum, b.op(spv::Op::OpFMul, t_f32, {av[e * p.k + q], bvals[e * p.k + q]})});
+    }
+    if (p.d_type == T::kF16) {
+      results.push_back(f32_to_f16(sum));
+    } else {
+      const uint32_t nan = b.op(spv::Op::OpIsNan, t_bool, {sum});
+      results.push_back(select(u, nan, b.u32(0x7FFFFFFFu), bitcast(u, sum)));
     }
   }
   // Every source is read before any destination is written: D may alias A, B or C.
-  std::array<uint32_t, 4> results{};
-  for (uint32_t i = 0; i < 4; ++i) {
-    uint32_t sum = read(ins, *c[i], T::kF32);
-    for (uint32_t k = 0; k < k_depth; ++k) {
-      const uint32_t product = b.op(spv::Op::OpFMul, t_f32, {a_rows[i >> 1][k], b_cols[i & 1][k]});
-      sum = b.op(spv::Op::OpFAdd, t_f32, {sum, product});
+  if (p.d_type == T::kF16) {
+    for (uint32_t r = 0; r < d.size(); ++r) {
+      const uint32_t word =
+          b.op(spv::Op::OpBitwiseOr, u,
+               {b.op(spv::Op::OpBitwiseAnd, u, {results[2 * r], b.u32(0xFFFF)}),
+                b.op(spv::Op::OpShiftLeftLogical, u, {results[2 * r + 1], b.u32(16)})});
+      write_bits(ins, *d[r], 4, word, false);
     }
-    const uint32_t nan = b.op(spv::Op::OpIsNan, t_bool, {sum});
-    results[i] = select(u, nan, b.u32(0x7FFFFFFFu), bitcast(u, sum));
+    return;
   }
-  for (uint32_t i = 0; i < 4; ++i) write(ins, *d[i], T::kB32, results[i]);
+  for (uint32_t r = 0; r < d.size(); ++r) write_bits(ins, *d[r], 4, results[r], false);
 }
 
 void Kernel::lower_ldmatrix(const ir::Instruction& ins) {

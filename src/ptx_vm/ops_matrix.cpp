@@ -49,6 +49,7 @@
 #include <string>
 #include <type_traits>
 
+#include "ptx/mma_layout.h"
 #include "ptx_vm/half.h"
 #include "ptx_vm/ops_matrix.h"
 
@@ -69,154 +70,9 @@ std::string hex(uint32_t v) {
 // mma
 // ===========================================================================================
 
-// Where each lane's fragment elements sit in a dense row-major matrix (row * cols + col),
-// element i of lane l at index[l][i]. Registers hold elements low to high: element i is in
-// register i / per_register, at position i % per_register.
-struct Fragment {
-  uint8_t count = 0;  // elements per lane
-  uint16_t index[kWarpSize][16] = {};
-};
-
-struct Shape {
-  uint8_t m = 0, n = 0, k = 0;
-  Fragment a, b, c;  // c also describes D
-};
-
-// The fragment layouts PTX defines, one per distinct arrangement.
-enum class Layout : uint8_t {
-  kM16N8K16Half,  // f16, bf16
-  kM16N8K8Half,
-  kM16N8K8Tf32,  // tf32, and f64 (sm_90)
-  kM16N8K4Tf32,  // tf32, and f64 (sm_90)
-  kM16N8K16F64,
-  kM16N8K16Int8,
-  kM16N8K32Int8,
-  kM8N8K16Int8,
-  kM8N8K4F64,
-  kCount
-};
-
-struct RowCol {
-  uint32_t row, col;
-};
-
-// Fills |f| with |count| elements per lane placed by at(groupID, threadID_in_group, i).
-template <typename F>
-void place(Fragment& f, uint32_t count, uint32_t cols, F at) {
-  f.count = static_cast<uint8_t>(count);
-  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
-    for (uint32_t i = 0; i < count; ++i) {
-      const RowCol rc = at(lane >> 2, lane % 4, i);
-      f.index[lane][i] = static_cast<uint16_t>(rc.row * cols + rc.col);
-    }
-  }
-}
-
-// The formulas are those of PTX ISA's "Matrix Fragments for mma.mXnYkZ" sections, with
-// g = groupID and t = threadID_in_group.
-Shape make_shape(Layout layout) {
-  Shape s;
-  // The 16x8 accumulator of every m16n8 shape: c0, c1 in row g, c2, c3 in row g + 8.
-  const auto c16x8 = [](uint32_t g, uint32_t t, uint32_t i) {
-    return RowCol{g + (i >= 2 ? 8u : 0u), t * 2 + (i & 1)};
-  };
-  // The 8x8 accumulator of the m8n8 shapes.
-  const auto c8x8 = [](uint32_t g, uint32_t t, uint32_t i) { return RowCol{g, t * 2 + i}; };
-  switch (layout) {
-    case Layout::kM16N8K16Half:
-      s.m = 16, s.n = 8, s.k = 16;
-      place(s.a, 8, s.k, [](uint32_t g, uint32_t t, uint32_t i) {
-        const bool low_row = i < 2 || (i >= 4 && i < 6);
-        return RowCol{low_row ? g : g + 8, t * 2 + (i & 1) + (i >= 4 ? 8u : 0u)};
-      });
-      place(s.b, 4, s.n, [](uint32_t g, uint32_t t, uint32_t i) {
-        return RowCol{t * 2 + (i & 1) + (i >= 2 ? 8u : 0u), g};
-      });
-      place(s.c, 4, s.n, c16x8);
-      break;
-    case Layout::kM16N8K8Half:
-      s.m = 16, s.n = 8, s.k = 8;
-      place(s.a, 4, s.k, [](uint32_t g, uint32_t t, uint32_t i) {
-        return RowCol{i < 2 ? g : g + 8, t * 2 + (i & 1)};
-      });
-      place(s.b, 2, s.n, [](uint32_t g, uint32_t t, uint32_t i) { return RowCol{t * 2 + i, g}; });
-      place(s.c, 4, s.n, c16x8);
-      break;
-    case Layout::kM16N8K8Tf32:
-      s.m = 16, s.n = 8, s.k = 8;
-      place(s.a, 4, s.k, [](uint32_t g, uint32_t t, uint32_t i) {
-        return RowCol{(i & 1) == 0 ? g : g + 8, i < 2 ? t : t + 4};
-      });
-      place(s.b, 2, s.n, [](uint32_t g, uint32_t t, uint32_t i) {
-        return RowCol{i == 0 ? t : t + 4, g};
-      });
-      place(s.c, 4, s.n, c16x8);
-      break;
-    case Layout::kM16N8K4Tf32:
-      s.m = 16, s.n = 8, s.k = 4;
-      place(s.a, 2, s.k, [](uint32_t g, uint32_t t, uint32_t i) {
-        return RowCol{i == 0 ? g : g + 8, t};
-      });
-      place(s.b, 1, s.n, [](uint32_t g, uint32_t t, uint32_t) { return RowCol{t, g}; });
-      place(s.c, 4, s.n, c16x8);
-      break;
-    case Layout::kM16N8K16F64:
-      s.m = 16, s.n = 8, s.k = 16;
-      place(s.a, 8, s.k, [](uint32_t g, uint32_t t, uint32_t i) {
-        return (i & 1) == 0 ? RowCol{g, i * 2 + t} : RowCol{g + 8, i * 2 - 2 + t};
-      });
-      place(s.b, 4, s.n, [](uint32_t g, uint32_t t, uint32_t i) { return RowCol{t + i * 4, g}; });
-      place(s.c, 4, s.n, c16x8);
-      break;
-    case Layout::kM16N8K16Int8:
-      s.m = 16, s.n = 8, s.k = 16;
-      place(s.a, 8, s.k, [](uint32_t g, uint32_t t, uint32_t i) {
-        return RowCol{i < 4 ? g : g + 8, t * 4 + (i & 3)};
-      });
-      place(s.b, 4, s.n, [](uint32_t g, uint32_t t, uint32_t i) { return RowCol{t * 4 + i, g}; });
-      place(s.c, 4, s.n, c16x8);
-      break;
-    case Layout::kM16N8K32Int8:
-      s.m = 16, s.n = 8, s.k = 32;
-      place(s.a, 16, s.k, [](uint32_t g, uint32_t t, uint32_t i) {
-        const bool low_row = i < 4 || (i >= 8 && i < 12);
-        return RowCol{low_row ? g : g + 8, t * 4 + (i & 3) + (i >= 8 ? 16u : 0u)};
-      });
-      place(s.b, 8, s.n, [](uint32_t g, uint32_t t, uint32_t i) {
-        return RowCol{t * 4 + (i & 3) + (i >= 4 ? 16u : 0u), g};
-      });
-      place(s.c, 4, s.n, c16x8);
-      break;
-    case Layout::kM8N8K16Int8:
-      s.m = 8, s.n = 8, s.k = 16;
-      place(s.a, 4, s.k, [](uint32_t g, uint32_t t, uint32_t i) { return RowCol{g, t * 4 + i}; });
-      place(s.b, 4, s.n, [](uint32_t g, uint32_t t, uint32_t i) { return RowCol{t * 4 + i, g}; });
-      place(s.c, 2, s.n, c8x8);
-      break;
-    case Layout::kM8N8K4F64:
-      s.m = 8, s.n = 8, s.k = 4;
-      place(s.a, 1, s.k, [](uint32_t g, uint32_t t, uint32_t) { return RowCol{g, t}; });
-      place(s.b, 1, s.n, [](uint32_t g, uint32_t t, uint32_t) { return RowCol{t, g}; });
-      place(s.c, 2, s.n, c8x8);
-      break;
-    case Layout::kCount:
-      break;
-  }
-  return s;
-}
-
-const Shape& shape_of(Layout layout) {
-  struct Table {
-    Shape shapes[static_cast<size_t>(Layout::kCount)];
-    Table() {
-      for (size_t i = 0; i < static_cast<size_t>(Layout::kCount); ++i) {
-        shapes[i] = make_shape(static_cast<Layout>(i));
-      }
-    }
-  };
-  static const Table table;  // built once, immutable afterwards
-  return table.shapes[static_cast<size_t>(layout)];
-}
+using ptx::MmaLayout;
+using Fragment = ptx::MatrixFragment;
+using Shape = ptx::MmaShape;
 
 // The element type of A and B, which picks the handler.
 enum class Input : uint8_t { kF16, kBF16, kTf32, kF64, kInt8 };
@@ -405,57 +261,14 @@ bool decode_mma(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   if (ins.text.find(".row.col") == std::string::npos) {
     return d.fail(combo + " needs the layouts .row.col (A row-major, B column-major)");
   }
-  const auto shape_is = [&](uint32_t m, uint32_t n, uint32_t k) {
-    return ins.shape_m == m && ins.shape_n == n && ins.shape_k == k;
-  };
+  const MmaLayout layout = ptx::mma_layout(ins.shape_m, ins.shape_n, ins.shape_k, dt, at, bt, ct);
   const auto is_int8 = [](T t) { return t == T::kS8 || t == T::kU8; };
-  const auto is_acc16 = [](T t) { return t == T::kF16 || t == T::kF32; };
-
   Input input = Input::kF16;
-  Layout layout = Layout::kCount;
-  if (at == T::kF16 && bt == T::kF16 && is_acc16(dt) && is_acc16(ct)) {
-    input = Input::kF16;
-    if (shape_is(16, 8, 16)) {
-      layout = Layout::kM16N8K16Half;
-    } else if (shape_is(16, 8, 8) && dt == ct) {
-      layout = Layout::kM16N8K8Half;
-    }
-  } else if (at == T::kBF16 && bt == T::kBF16 && dt == T::kF32 && ct == T::kF32) {
-    input = Input::kBF16;
-    if (shape_is(16, 8, 16)) {
-      layout = Layout::kM16N8K16Half;
-    } else if (shape_is(16, 8, 8)) {
-      layout = Layout::kM16N8K8Half;
-    }
-  } else if (at == T::kTF32 && bt == T::kTF32 && dt == T::kF32 && ct == T::kF32) {
-    input = Input::kTf32;
-    if (shape_is(16, 8, 8)) {
-      layout = Layout::kM16N8K8Tf32;
-    } else if (shape_is(16, 8, 4)) {
-      layout = Layout::kM16N8K4Tf32;
-    }
-  } else if (at == T::kF64 && bt == T::kF64 && dt == T::kF64 && ct == T::kF64) {
-    input = Input::kF64;
-    if (shape_is(8, 8, 4)) {
-      layout = Layout::kM8N8K4F64;
-    } else if (shape_is(16, 8, 4)) {
-      layout = Layout::kM16N8K4Tf32;
-    } else if (shape_is(16, 8, 8)) {
-      layout = Layout::kM16N8K8Tf32;
-    } else if (shape_is(16, 8, 16)) {
-      layout = Layout::kM16N8K16F64;
-    }
-  } else if (is_int8(at) && is_int8(bt) && dt == T::kS32 && ct == T::kS32) {
-    input = Input::kInt8;
-    if (shape_is(16, 8, 16)) {
-      layout = Layout::kM16N8K16Int8;
-    } else if (shape_is(16, 8, 32)) {
-      layout = Layout::kM16N8K32Int8;
-    } else if (shape_is(8, 8, 16)) {
-      layout = Layout::kM8N8K16Int8;
-    }
-  }
-  if (layout == Layout::kCount) {
+  if (at == T::kBF16) input = Input::kBF16;
+  if (at == T::kTF32) input = Input::kTf32;
+  if (at == T::kF64) input = Input::kF64;
+  if (is_int8(at)) input = Input::kInt8;
+  if (layout == MmaLayout::kCount) {
     return d.fail(combo +
                   " is not supported on the CPU PTX device (it runs m16n8k16 and m16n8k8 "
                   "f16/bf16, m16n8k8 and m16n8k4 tf32, m16n8k16, m16n8k32 and m8n8k16 s8/u8, "
@@ -472,7 +285,7 @@ bool decode_mma(DecodeContext& d, const ir::Instruction& ins, Op& op) {
   if (ins.operands.size() != 4) return d.fail("mma takes four operands: d, a, b, c");
 
   MmaInfo* info = d.kernel().make<MmaInfo>();
-  info->shape = &shape_of(layout);
+  info->shape = &ptx::mma_shape(layout);
   const Shape& s = *info->shape;
   info->c_half = ct == T::kF16;
   info->d_half = dt == T::kF16;

@@ -282,11 +282,16 @@ TEST(PtxToSpirv, WarpLevelPtxWithWarpsRefusesWhatDoesNotFitThem) {
   expect_refused(kernel_with(".reg .b32 %r<4>; .reg .f64 %fd<9>;",
                              "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd1, %fd2}, "
                              "{%fd3}, {%fd4}, {%fd5, %fd6};"),
-                 warp_target(), "only the m16n8k16 and m16n8k8 shapes");
+                 warp_target(), "f64 mma does not translate");
+  expect_refused(kernel_with(".reg .b32 %r<9>; .reg .f32 %f<9>;",
+                             "mma.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, "
+                             "%f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8};"),
+                 warp_target(), "this form of mma does not translate");
 }
 
-// mma.sync and ldmatrix translate to valid SPIR-V in both warp forms (their results against the
-// CPU PTX device: triton_test.cpp, and the pack's tensor-core matmuls in hal-cts).
+// mma.sync in each family of forms and ldmatrix translate to valid SPIR-V in both warp forms
+// (their results against the CPU PTX device: mma_test.cpp, triton_test.cpp, and the pack's
+// tensor-core matmuls in hal-cts).
 TEST(PtxToSpirv, MmaAndLdmatrixTranslateToValidSpirv) {
   const std::string body =
       "ld.param.u64 %rd1, [p];\nmov.u32 %r1, s;\n"
@@ -296,10 +301,19 @@ TEST(PtxToSpirv, MmaAndLdmatrixTranslateToValidSpirv) {
       "{%r2, %r3, %r4, %r5}, {%r6, %r7}, {%f1, %f2, %f3, %f4};\n"
       "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, "
       "{%r2, %r3}, {%r6}, {%f1, %f2, %f3, %f4};\n"
+      "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r10, %r11}, {%r2, %r3, %r4, %r5}, "
+      "{%r6, %r7}, {%r10, %r11};\n"
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, "
+      "{%r2, %r3, %r4, %r5}, {%r6, %r7}, {%f1, %f2, %f3, %f4};\n"
+      "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, "
+      "{%r2, %r3}, {%r6}, {%f1, %f2, %f3, %f4};\n"
+      "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 {%r12, %r13, %r14, %r15}, "
+      "{%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r12, %r13, %r14, %r15};\n"
+      "mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32 {%r12, %r13}, {%r2}, {%r6}, {%r12, %r13};\n"
       "cvt.rn.f16x2.f32 %r8, %f1, %f2;\ncvt.rn.bf16x2.f32 %r9, %f3, %f4;\n"
       "st.global.v2.u32 [%rd1], {%r8, %r9};";
   const std::string ptx = kernel_with(
-      ".reg .b32 %r<10>; .reg .f32 %f<5>; .reg .b64 %rd<2>; .shared .align 16 .b8 s[512];", body);
+      ".reg .b32 %r<16>; .reg .f32 %f<5>; .reg .b64 %rd<2>; .shared .align 16 .b8 s[512];", body);
   Target narrow = full_target();
   narrow.no_warp32 = "the device's subgroups are 8 lanes wide";
   for (const Target& target : {warp_target(), narrow}) {
