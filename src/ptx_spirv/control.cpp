@@ -37,6 +37,19 @@ void Kernel::if_then(uint32_t condition, const std::function<void()>& then) {
   open_block(merge);
 }
 
+void Kernel::warp_memory_writes(const std::function<void()>& writes) {
+  // Every lane of the path runs a guarded warp instruction (its exchanges need them all), and
+  // the guard decides whose results are kept (emit_block_body): memory included.
+  if (store_guard_ == 0) {
+    writes();
+    return;
+  }
+  const uint32_t guard = store_guard_;
+  store_guard_ = 0;
+  if_then(guard, writes);
+  store_guard_ = guard;
+}
+
 // A do-while loop: the body reads nothing but the variable holding the last value seen, so
 // the one access that counts is the successful compare-exchange, and a failed one hands its
 // fresher value to the next try. The back edge is the continue target's conditional branch, the

@@ -101,6 +101,9 @@ class Kernel {
   void open_block(uint32_t label);
   void branch(uint32_t label);  // terminates the current block
   void if_then(uint32_t condition, const std::function<void()>& then);
+  // Emits the memory writes of a warp instruction: where it is guarded, only in the lanes whose
+  // guard holds.
+  void warp_memory_writes(const std::function<void()>& writes);
   // Atomically replaces the |type| value at |ptr| by update(old), by compare-and-swap until no
   // other write came between; returns the old value the successful swap read.
   uint32_t cas_loop(uint32_t ptr, uint32_t type, uint32_t scope, uint32_t semantics,
@@ -151,6 +154,8 @@ class Kernel {
   // The tensor-core instructions that translate (lower_matrix.cpp).
   void lower_mma(const ir::Instruction& ins);
   void lower_ldmatrix(const ir::Instruction& ins);
+  void lower_stmatrix(const ir::Instruction& ins);
+  void lower_movmatrix(const ir::Instruction& ins);
   // One warp's D = A B + C on fragments laid out by the tables |a|, |b| and |c| (c also D's):
   // multiplicands of |in| (f16, bf16, tf32, or s8 for both 8-bit integers, with their
   // signedness), accumulators of |c_type| and |d_type| (f16, f32, s32). lower_matrix.cpp.
@@ -253,6 +258,11 @@ class Kernel {
   void ordered_access(const ir::Instruction& ins, const ResolvedAddress& at, uint32_t bytes,
                       bool is_load, const ir::Operand& data);
   uint32_t access_mask() const;  // a global access's memory operands: Aligned, maybe Volatile
+
+ private:
+  // ldmatrix's and stmatrix's registers (checked against .x1, .x2, .x4) and shared address
+  // (lower_matrix.cpp).
+  ResolvedAddress matrix_rows(const ir::Instruction& ins, std::vector<const ir::Operand*>* regs);
 
  private:
   ModuleState& state_;

@@ -11,6 +11,11 @@ using O = ir::Opcode;
 }  // namespace
 
 void Kernel::lower(const ir::Instruction& ins) {
+  if (ins.opcode == ir::Opcode::kWgmma) {
+    refuse(ins,
+           "wgmma (sm_90's warpgroup matrix instructions) does not translate to Vulkan; PTX "
+           "compiled for sm_80 uses mma.sync, which does");
+  }
   // wmma's operation words (.load.a, .store.d, .mma) are not modifiers: lower_wmma reads them.
   if (!ins.unknown_mods.empty() && ins.opcode != ir::Opcode::kWmma) {
     refuse(ins, "modifier '." + ins.unknown_mods.front() + "' is not supported");

@@ -3,7 +3,8 @@
 //  - mma.sync.aligned .row.col: m16n8k16 and m16n8k8 with f16 inputs (f16 or f32 C and D) or
 //    bf16 inputs (f32), m16n8k8 and m16n8k4 with tf32 inputs (f32), m16n8k16, m16n8k32 and
 //    m8n8k16 with s8/u8 inputs (s32, .satfinite too);
-//  - ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16;
+//  - ldmatrix and stmatrix .sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16, and
+//    movmatrix.sync.aligned.m8n8.trans.b16;
 //  - the product of wmma.mma (lower_wmma.cpp).
 //
 // A product (matrix_product) works from the fragment layouts as tables (ptx/mma_layout.h, and
@@ -19,7 +20,9 @@
 //
 // ldmatrix: each lane publishes the row address it gives (lanes 8j to 8j + 7 give the rows of
 // matrix j), then reads the word of row g at column 2t (or, with .trans, the two halves of rows
-// 2t and 2t + 1 at column g) from shared memory, g = lane / 4 and t = lane % 4.
+// 2t and 2t + 1 at column g) from shared memory, g = lane / 4 and t = lane % 4. stmatrix stores
+// the same places. movmatrix reads the two halves of its transposed row from the lanes holding
+// them, through one exchange.
 //
 // Like every warp instruction these need the whole warp (.sync.aligned): through workgroup
 // memory they are refused in divergent code like the others (uniformity.h).
@@ -372,22 +375,32 @@ void Kernel::matrix_product(const ir::Instruction& ins, const MatrixProduct& p,
   for (uint32_t r = 0; r < d.size(); ++r) write_bits(ins, *d[r], 4, results[r], false);
 }
 
-void Kernel::lower_ldmatrix(const ir::Instruction& ins) {
+Kernel::ResolvedAddress Kernel::matrix_rows(const ir::Instruction& ins,
+                                            std::vector<const ir::Operand*>* regs) {
+  const bool load = ins.opcode == ir::Opcode::kLdmatrix;
+  const std::string name = load ? "ldmatrix" : "stmatrix";
   if (ins.shape_m != 8 || ins.shape_n != 8 || ins.types.size() != 1 ||
       ir::type_size(ins.types[0]) != 2) {
-    refuse(ins, "only ldmatrix .m8n8 .b16 translates to Vulkan yet");
+    refuse(ins, "only " + name + " .m8n8 .b16 translates to Vulkan yet");
   }
-  if (ins.operands.size() != 2) invalid(ins, "ldmatrix takes d and an address");
-  const std::vector<const ir::Operand*> d = registers_of(ins.operands[0]);
+  if (ins.operands.size() != 2) invalid(ins, name + " takes registers and an address");
+  *regs = registers_of(ins.operands[load ? 0 : 1]);
   const uint32_t count = ins.fragments == 0 ? 1 : ins.fragments;
-  if (d.size() != count || (count != 1 && count != 2 && count != 4)) {
-    invalid(ins, "ldmatrix's .x1, .x2 or .x4 names that many registers");
+  if (regs->size() != count || (count != 1 && count != 2 && count != 4)) {
+    invalid(ins, name + "'s .x1, .x2 or .x4 names that many registers");
   }
   const ir::Space space = ins.mods.has(ir::Mod::kShared) ? ir::Space::kShared : ir::Space::kNone;
-  const ResolvedAddress at = resolve_address(ins, ins.operands[1], space);
+  const ResolvedAddress at = resolve_address(ins, ins.operands[load ? 1 : 0], space);
   if (at.param || at.space != AddressSpace::kShared) {
-    refuse(ins, "ldmatrix reads shared memory; this address is not traced to it");
+    refuse(ins, name + " accesses shared memory; this address is not traced to it");
   }
+  return at;
+}
+
+void Kernel::lower_ldmatrix(const ir::Instruction& ins) {
+  std::vector<const ir::Operand*> d;
+  const ResolvedAddress at = matrix_rows(ins, &d);
+  const uint32_t count = static_cast<uint32_t>(d.size());
   const bool trans = ins.mods.has(ir::Mod::kTrans);
   const uint32_t u = t_u32;
   const auto [g, t] = quad_of(*this);
@@ -419,6 +432,80 @@ void Kernel::lower_ldmatrix(const ir::Instruction& ins) {
   }
   // Every row is read before any register is written: the address may be a destination.
   for (uint32_t j = 0; j < count; ++j) write(ins, *d[j], T::kB32, words[j]);
+}
+
+void Kernel::lower_stmatrix(const ir::Instruction& ins) {
+  std::vector<const ir::Operand*> regs;
+  const ResolvedAddress at = matrix_rows(ins, &regs);
+  const uint32_t count = static_cast<uint32_t>(regs.size());
+  const bool trans = ins.mods.has(ir::Mod::kTrans);
+  const uint32_t u = t_u32;
+  const auto [g, t] = quad_of(*this);
+  auto add = [&](uint32_t x, uint32_t y) { return b.op(spv::Op::OpIAdd, u, {x, y}); };
+  auto shared_at = [&](uint32_t offset) {
+    ResolvedAddress where = at;
+    where.value = offset;
+    where.offset = 0;
+    return where;
+  };
+  // Every row address and register is read before anything is stored.
+  const uint32_t handle = warp_exchange(at.value);
+  std::vector<uint32_t> words;
+  for (const ir::Operand* reg : regs) words.push_back(read_bits(ins, *reg, 4));
+  struct Store {
+    ResolvedAddress where;
+    uint32_t bytes, bits;
+  };
+  std::vector<Store> stores;
+  for (uint32_t j = 0; j < count; ++j) {
+    if (!trans) {
+      // The lane's word is row g of matrix j at column 2t.
+      const uint32_t row = warp_exchanged(handle, add(b.u32(8 * j), g));
+      stores.push_back(
+          {shared_at(add(row, b.op(spv::Op::OpShiftLeftLogical, u, {t, b.u32(2)}))), 4, words[j]});
+      continue;
+    }
+    // Transposed: its halves are column g of rows 2t and 2t + 1.
+    const uint32_t first = add(b.u32(8 * j), b.op(spv::Op::OpShiftLeftLogical, u, {t, b.u32(1)}));
+    const uint32_t column = b.op(spv::Op::OpShiftLeftLogical, u, {g, b.u32(1)});
+    stores.push_back({shared_at(add(warp_exchanged(handle, first), column)), 2,
+                      b.op(spv::Op::OpBitwiseAnd, u, {words[j], b.u32(0xFFFF)})});
+    stores.push_back({shared_at(add(warp_exchanged(handle, add(first, b.u32(1))), column)), 2,
+                      b.op(spv::Op::OpShiftRightLogical, u, {words[j], b.u32(16)})});
+  }
+  auto store_all = [&] {
+    for (const Store& s : stores) store(ins, s.where, s.bytes, s.bits);
+  };
+  warp_memory_writes(store_all);
+}
+
+void Kernel::lower_movmatrix(const ir::Instruction& ins) {
+  if (ins.shape_m != 8 || ins.shape_n != 8 || ins.types.size() != 1 ||
+      ir::type_size(ins.types[0]) != 2 || !ins.mods.has(ir::Mod::kTrans)) {
+    invalid(ins, "movmatrix is .m8n8.trans.b16");
+  }
+  if (ins.operands.size() != 2) invalid(ins, "movmatrix takes d and a");
+  // Lane (g, t) holds row g, columns 2t and 2t + 1. The transpose's row g, column c is the
+  // source's row c, column g: the half g % 2 of the word of lane 4c + g / 2.
+  const uint32_t u = t_u32;
+  const auto [g, t] = quad_of(*this);
+  const uint32_t handle = warp_exchange(read_bits(ins, ins.operands[1], 4));
+  const uint32_t from = b.op(spv::Op::OpIAdd, u,
+                             {b.op(spv::Op::OpShiftLeftLogical, u, {t, b.u32(3)}),
+                              b.op(spv::Op::OpShiftRightLogical, u, {g, b.u32(1)})});
+  const uint32_t shift = b.op(spv::Op::OpShiftLeftLogical, u,
+                              {b.op(spv::Op::OpBitwiseAnd, u, {g, b.u32(1)}), b.u32(4)});
+  auto half_from = [&](uint32_t lane) {
+    return b.op(spv::Op::OpBitwiseAnd, u,
+                {b.op(spv::Op::OpShiftRightLogical, u, {warp_exchanged(handle, lane), shift}),
+                 b.u32(0xFFFF)});
+  };
+  const uint32_t lo = half_from(from);                                        // row 2t
+  const uint32_t hi = half_from(b.op(spv::Op::OpIAdd, u, {from, b.u32(4)}));  // row 2t + 1
+  write_bits(
+      ins, ins.operands[0], 4,
+      b.op(spv::Op::OpBitwiseOr, u, {lo, b.op(spv::Op::OpShiftLeftLogical, u, {hi, b.u32(16)})}),
+      false);
 }
 
 }  // namespace hal::ptx_spirv

@@ -633,24 +633,22 @@ uint32_t Kernel::warp_special(const ir::Instruction& ins, ir::Special which) {
 bool Kernel::lower_warp(const ir::Instruction& ins) {
   if (!is_warp_instruction(ins)) return false;
   if (!warp_) refuse(ins, "internal error: a warp instruction outside a warp kernel");
-  if (ins.opcode == O::kMma) {
-    lower_mma(ins);
-    return true;
-  }
-  if (ins.opcode == O::kLdmatrix) {
-    lower_ldmatrix(ins);
-    return true;
-  }
-  if (ins.opcode == O::kWmma) {
-    lower_wmma(ins);
-    return true;
-  }
-  if (is_matrix_instruction(ins)) {
-    refuse(ins, std::string("'") + ir::opcode_name(ins.opcode) +
-                    "' is a matrix instruction: only mma, ldmatrix and wmma translate to Vulkan "
-                    "yet");
-  }
   switch (ins.opcode) {
+    case O::kMma:
+      lower_mma(ins);
+      return true;
+    case O::kLdmatrix:
+      lower_ldmatrix(ins);
+      return true;
+    case O::kStmatrix:
+      lower_stmatrix(ins);
+      return true;
+    case O::kMovmatrix:
+      lower_movmatrix(ins);
+      return true;
+    case O::kWmma:
+      lower_wmma(ins);
+      return true;
     case O::kShfl:
       lower_shfl(ins);
       return true;
@@ -672,7 +670,8 @@ bool Kernel::lower_warp(const ir::Instruction& ins) {
       write(ins, ins.operands[0], T::kB32, s.running());
       return true;
     }
-    default: {  // bar.warp.sync membermask: the warp's lanes meet, and their memory is ordered
+    case O::kBar:
+    case O::kBarrier: {  // bar.warp.sync membermask: the warp's lanes meet, memory is ordered
       if (ins.operands.size() != 1) invalid(ins, "bar.warp.sync takes a member mask");
       if (warp_emulated_) {  // the warps run together with the workgroup
         workgroup_barrier();
@@ -685,6 +684,9 @@ bool Kernel::lower_warp(const ir::Instruction& ins) {
                 {b.u32(kScopeSubgroup), b.u32(kScopeSubgroup), b.u32(semantics)});
       return true;
     }
+    default:  // wgmma, refused before it gets here (lower.cpp)
+      refuse(ins,
+             std::string("'") + ir::opcode_name(ins.opcode) + "' does not translate to Vulkan");
   }
 }
 

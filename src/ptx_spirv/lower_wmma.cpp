@@ -182,16 +182,7 @@ void Kernel::lower_wmma_memory(const ir::Instruction& ins, ptx::WmmaRole role, b
       }
     }
   };
-  // A guarded store stores only where its guard holds (the guard of a warp instruction only
-  // decides whose results are kept, control.cpp).
-  if (store_guard_ != 0) {
-    const uint32_t guard = store_guard_;
-    store_guard_ = 0;
-    if_then(guard, store_all);
-    store_guard_ = guard;
-  } else {
-    store_all();
-  }
+  warp_memory_writes(store_all);
 }
 
 void Kernel::lower_wmma_mma(const ir::Instruction& ins) {

@@ -93,6 +93,18 @@ class Mma : public ptx_spirv_testing::TwoDevices {
       for (uint32_t i = 0; i < c.c; ++i) in.push_back(random_word(c.acc_c, rng, c.extreme_c));
     }
     std::vector<std::vector<uint32_t>> out;
+    ASSERT_NO_FATAL_FAILURE(RunBoth(ptx, in, c.d, &out));
+    // Something was computed: not the fill pattern, not all equal.
+    uint32_t distinct = 0;
+    for (uint32_t w : out[0]) distinct += w != 0xA5A5A5A5u && w != out[0][0];
+    EXPECT_GT(distinct, out[0].size() / 2);
+    ExpectSame(out, c.d);
+  }
+
+  // Runs k(in, out) on the CPU PTX device, then on the Vulkan device, each thread writing
+  // |words| words of |out| (prefilled with 0xA5); (*out)[0] is the CPU's, (*out)[1] Vulkan's.
+  void RunBoth(const std::string& ptx, const std::vector<uint32_t>& in, uint32_t words,
+               std::vector<std::vector<uint32_t>>* out) {
     for (ptx_spirv_testing::Device* dev : {&cpu_, &vulkan_}) {
       hal_module module = nullptr;
       hal_function f = nullptr;
@@ -101,7 +113,7 @@ class Mma : public ptx_spirv_testing::TwoDevices {
           << ptx;
       ASSERT_EQ(hal_module_get_function(module, "k", &f), HAL_SUCCESS) << hal_last_error();
       hal_deviceptr pin = 0, pout = 0;
-      const size_t out_bytes = size_t{kThreads} * c.d * 4;
+      const size_t out_bytes = size_t{kThreads} * words * 4;
       ASSERT_EQ(hal_mem_alloc(dev->device, in.size() * 4, &pin), HAL_SUCCESS);
       ASSERT_EQ(hal_mem_alloc(dev->device, out_bytes, &pout), HAL_SUCCESS);
       EXPECT_EQ(hal_memcpy_htod(dev->stream, pin, in.data(), in.size() * 4), HAL_SUCCESS);
@@ -115,19 +127,18 @@ class Mma : public ptx_spirv_testing::TwoDevices {
       hal_mem_free(dev->device, pin);
       hal_mem_free(dev->device, pout);
       hal_module_unload(module);
-      out.push_back(d);
+      out->push_back(d);
     }
-    // Something was computed: not the fill pattern, not all equal.
-    uint32_t distinct = 0;
-    for (uint32_t w : out[0]) distinct += w != 0xA5A5A5A5u && w != out[0][0];
-    EXPECT_GT(distinct, out[0].size() / 2);
+  }
+
+  // Every word the same bits on both devices.
+  static void ExpectSame(const std::vector<std::vector<uint32_t>>& out, uint32_t words) {
     int reported = 0;
     for (size_t i = 0; i < out[0].size() && reported < 4; ++i) {
       if (out[0][i] == out[1][i]) continue;
       ++reported;
-      ADD_FAILURE() << "thread " << i / c.d << " D register " << i % c.d
-                    << ": the CPU PTX device 0x" << std::hex << out[0][i] << ", Vulkan 0x"
-                    << out[1][i];
+      ADD_FAILURE() << "thread " << i / words << " word " << i % words << ": the CPU PTX device 0x"
+                    << std::hex << out[0][i] << ", Vulkan 0x" << out[1][i];
     }
   }
 };
@@ -156,6 +167,62 @@ TEST_F(Mma, Integers) {
   Check({"m8n8k16.row.col.s32.u8.u8.s32", 1, 1, 2, 2, Kind::kInt8, Kind::kS32, Kind::kS32});
   Check({"m8n8k16.row.col.satfinite.s32.s8.s8.s32", 1, 1, 2, 2, Kind::kInt8, Kind::kS32, Kind::kS32,
          true});
+}
+
+// stmatrix (plain and .trans, .x1, .x2, .x4), then ldmatrix of the same rows, and movmatrix: each
+// warp stores four random registers a lane as 8x8 matrices into its own 512 bytes of shared
+// memory (lane l gives row l % 8 of matrix l / 8, rows in a scrambled order), then every lane
+// writes out the shared words it owns, what ldmatrix reads back, and its movmatrix transpose.
+TEST_F(Mma, StoreLoadAndMoveMatrices) {
+  for (const char* store : {"x4", "x4.trans", "x2", "x1.trans"}) {
+    SCOPED_TRACE(store);
+    const uint32_t count = store[1] - '0';
+    std::ostringstream p;
+    p << ".version 8.0\n.target sm_80\n.address_size 64\n"
+      << ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
+      << "  .reg .b32 %r<24>, %t<8>;\n  .reg .b64 %rd<6>;\n"
+      << "  .shared .align 16 .b8 tile[1024];\n"
+      << "  mov.u32 %t0, %ctaid.x;\n  mov.u32 %t1, %tid.x;\n  mad.lo.u32 %t2, %t0, 64, %t1;\n"
+      << "  ld.param.u64 %rd0, [in];\n  mul.wide.u32 %rd1, %t2, 16;\n  add.s64 %rd0, %rd0, %rd1;\n"
+      << "  ld.global.v4.b32 {%r0, %r1, %r2, %r3}, [%rd0];\n"
+      // The warp's 512 bytes; lane l's row address: rows of each matrix in the order 5 2 7 0 3
+      // 6 1 4 (row r at slot (5 r + 5) % 8), matrices in order.
+      << "  shr.u32 %t3, %t1, 5;\n  mov.u32 %t4, tile;\n  mad.lo.u32 %t4, %t3, 512, %t4;\n"
+      << "  and.b32 %t5, %t1, 31;\n  and.b32 %t6, %t5, 7;\n  mad.lo.u32 %t6, %t6, 5, 5;\n"
+      << "  and.b32 %t6, %t6, 7;\n  and.b32 %t7, %t5, 24;\n  add.u32 %t6, %t6, %t7;\n"
+      << "  mad.lo.u32 %t6, %t6, 16, %t4;\n";
+    // Zero the warp's 512 bytes first (a .x1 or .x2 store leaves some of them): lane l clears
+    // its 16 bytes.
+    p << "  shl.b32 %t7, %t5, 4;\n  add.u32 %t7, %t4, %t7;\n"
+      << "  mov.u32 %r20, 0;\n  st.shared.v4.b32 [%t7], {%r20, %r20, %r20, %r20};\n"
+      << "  bar.sync 0;\n"
+      << "  stmatrix.sync.aligned.m8n8." << store << ".shared.b16 [%t6], " << regs("%r", 0, count)
+      << ";\n  bar.sync 0;\n"
+      << "  ld.shared.v4.b32 {%r4, %r5, %r6, %r7}, [%t7];\n"
+      << "  ldmatrix.sync.aligned.m8n8." << store << ".shared.b16 " << regs("%r", 8, count)
+      << ", [%t6];\n"
+      << "  movmatrix.sync.aligned.m8n8.trans.b16 %r12, %r0;\n"
+      << "  ld.param.u64 %rd2, [out];\n  mul.wide.u32 %rd3, %t2, 48;\n"
+      << "  add.s64 %rd2, %rd2, %rd3;\n"
+      << "  st.global.v4.b32 [%rd2], {%r4, %r5, %r6, %r7};\n";
+    for (uint32_t i = 0; i < count; ++i) {
+      p << "  st.global.b32 [%rd2+" << 16 + 4 * i << "], %r" << 8 + i << ";\n";
+    }
+    p << "  st.global.b32 [%rd2+36], %r12;\n  ret;\n}\n";
+    const std::string ptx = p.str();
+    std::mt19937 rng(count * 7 + (std::string(store).size() > 2 ? 1 : 0));
+    std::vector<uint32_t> in(kThreads * 4);
+    for (uint32_t& w : in) w = static_cast<uint32_t>(rng());
+    std::vector<std::vector<uint32_t>> out;
+    ASSERT_NO_FATAL_FAILURE(RunBoth(ptx, in, 12, &out));
+    // ldmatrix of what stmatrix stored gives the registers back.
+    for (uint32_t t = 0; t < kThreads; ++t) {
+      for (uint32_t i = 0; i < count; ++i) {
+        EXPECT_EQ(out[0][t * 12 + 4 + i], in[t * 4 + i]) << "thread " << t << " register " << i;
+      }
+    }
+    ExpectSame(out, 12);
+  }
 }
 
 }  // namespace

@@ -277,8 +277,8 @@ TEST(PtxToSpirv, WarpLevelPtxWithWarpsRefusesWhatDoesNotFitThem) {
       warp_target(), ".reqntid 48");
   expect_refused(kernel_with(".reg .b32 %r<4>; .reg .b64 %rd<2>;",
                              "ld.param.u64 %rd1, [p];\n"
-                             "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r2], {%r1};"),
-                 warp_target(), "only mma, ldmatrix and wmma translate");
+                             "wgmma.fence.sync.aligned;"),
+                 warp_target(), "wgmma (sm_90's warpgroup matrix instructions) does not translate");
   expect_refused(kernel_with(".reg .b32 %r<4>; .reg .f64 %fd<9>;",
                              "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd1, %fd2}, "
                              "{%fd3}, {%fd4}, {%fd5, %fd6};"),
@@ -289,9 +289,9 @@ TEST(PtxToSpirv, WarpLevelPtxWithWarpsRefusesWhatDoesNotFitThem) {
                  warp_target(), "this form of mma does not translate");
 }
 
-// mma.sync in each family of forms and ldmatrix translate to valid SPIR-V in both warp forms
-// (their results against the CPU PTX device: mma_test.cpp, triton_test.cpp, and the pack's
-// tensor-core matmuls in hal-cts).
+// mma.sync in each family of forms, ldmatrix, stmatrix (a guarded one too) and movmatrix
+// translate to valid SPIR-V in both warp forms (their results against the CPU PTX device:
+// mma_test.cpp, triton_test.cpp, and the pack's tensor-core matmuls in hal-cts).
 TEST(PtxToSpirv, MmaAndLdmatrixTranslateToValidSpirv) {
   const std::string body =
       "ld.param.u64 %rd1, [p];\nmov.u32 %r1, s;\n"
@@ -311,9 +311,15 @@ TEST(PtxToSpirv, MmaAndLdmatrixTranslateToValidSpirv) {
       "{%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r12, %r13, %r14, %r15};\n"
       "mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32 {%r12, %r13}, {%r2}, {%r6}, {%r12, %r13};\n"
       "cvt.rn.f16x2.f32 %r8, %f1, %f2;\ncvt.rn.bf16x2.f32 %r9, %f3, %f4;\n"
+      "movmatrix.sync.aligned.m8n8.trans.b16 %r8, %r8;\n"
+      "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {%r12, %r13, %r14, %r15};\n"
+      "setp.ne.u32 %p1, %r8, 0;\n"
+      "@%p1 stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r1+128], {%r10, %r11};\n"
       "st.global.v2.u32 [%rd1], {%r8, %r9};";
   const std::string ptx = kernel_with(
-      ".reg .b32 %r<16>; .reg .f32 %f<5>; .reg .b64 %rd<2>; .shared .align 16 .b8 s[512];", body);
+      ".reg .b32 %r<16>; .reg .f32 %f<5>; .reg .b64 %rd<2>; .reg .pred %p<2>;"
+      " .shared .align 16 .b8 s[512];",
+      body);
   Target narrow = full_target();
   narrow.no_warp32 = "the device's subgroups are 8 lanes wide";
   for (const Target& target : {warp_target(), narrow}) {
