@@ -231,6 +231,9 @@ std::vector<Contestant> pack_candidates(const Context& ctx, PackModules& spirv,
   return out;
 }
 
+// Triton's softmax_rows was compiled with BLOCK 128: rows of up to 128 columns.
+constexpr uint32_t kSoftmaxCols = 128;
+
 const std::vector<std::string> kSpirvMatmulsF16 = {
     "matmul_tiled_f16_32x32", "matmul_tiled_f16_64x64", "matmul_tiled_f16_128x128",
     "matmul_reg_f16_64x64",   "matmul_reg_f16_64x256",  "matmul_sg_f16_128x64",
@@ -345,7 +348,7 @@ void bench_ptx_vulkan_rivals(Context& ctx) {
   };
   std::vector<TritonFigure> triton;
   {
-    const uint32_t rows = ctx.options.quick ? 64 : 2048, cols = 128;
+    const uint32_t rows = ctx.options.quick ? 64 : 2048, cols = kSoftmaxCols;
     TritonFigure f;
     f.name = softmax_name;
     f.what =
@@ -356,21 +359,23 @@ void bench_ptx_vulkan_rivals(Context& ctx) {
     f.params = {{"rows", std::to_string(rows)}, {"cols", std::to_string(cols)}};
     const double bytes = 2.0 * rows * cols * 4;
     f.rate = [bytes](double us) { return us > 0 ? bytes / (us * 1e3) : 0.0; };
-    f.problem = [rows, cols] {
+    f.problem = [rows] {
       TritonProblem p;
       p.ptx = &triton_softmax_rows();
       p.grid[0] = rows;
-      p.inputs = {ref::random_uniform(size_t{rows} * cols, 7, -4.0f, 4.0f)};
-      p.output_count = size_t{rows} * cols;
+      p.inputs = {ref::random_uniform(size_t{rows} * kSoftmaxCols, 7, -4.0f, 4.0f)};
+      p.output_count = size_t{rows} * kSoftmaxCols;
       using A = TritonProblem::Arg;
-      p.args = {
-          {A::kOutput}, {A::kInput, 0}, {A::kU32, 0, cols}, {A::kU32, 0, cols}, {A::kU32, 0, cols}};
-      p.reference = ref::softmax_rows(p.inputs[0], rows, cols, ref::Storage::kF32);
+      p.args = {{A::kOutput},
+                {A::kInput, 0},
+                {A::kU32, 0, kSoftmaxCols},
+                {A::kU32, 0, kSoftmaxCols},
+                {A::kU32, 0, kSoftmaxCols}};
+      p.reference = ref::softmax_rows(p.inputs[0], rows, kSoftmaxCols, ref::Storage::kF32);
       return p;
     };
-    f.candidates = [&ctx, rows, cols](const TritonProblem& p,
-                                      std::vector<std::unique_ptr<Instance>>*,
-                                      std::unique_ptr<WorkloadData>*) {
+    f.candidates = [&ctx, rows](const TritonProblem& p, std::vector<std::unique_ptr<Instance>>*,
+                                std::unique_ptr<WorkloadData>*) {
       std::vector<Contestant> out;
       if (!Kernel::supported(ctx, "softmax_rows_f32")) return out;
       // Kept alive by the lambdas that share it.
@@ -383,7 +388,7 @@ void bench_ptx_vulkan_rivals(Context& ctx) {
       };
       auto pack = std::make_shared<Pack>(ctx, p.output_count);
       pack->rows = rows;
-      pack->cols = cols;
+      pack->cols = kSoftmaxCols;
       BENCH_CHECK(
           hal_memcpy_htod(ctx.stream, pack->in.ptr, p.inputs[0].data(), p.inputs[0].size() * 4));
       out.push_back({"softmax_rows_f32",
