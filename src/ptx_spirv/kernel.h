@@ -40,6 +40,10 @@ namespace ir = hal::ptx::ir;
 bool is_warp_instruction(const ir::Instruction& ins);
 // %laneid, %warpid, %nwarpid and %lanemask_*.
 bool is_warp_special(ir::Special special);
+// The registers of a vector operand ("{%r1, %r2}"), or the one register (lower_matrix.cpp).
+std::vector<const ir::Operand*> registers_of(const ir::Operand& operand);
+// Matrix elements of |type| in one 32-bit register: f16 and bf16 two, s8 and u8 four, others one.
+uint32_t elements_per_register(ir::Type type);
 
 struct Refusal {
   Failure::Kind kind;
@@ -167,11 +171,8 @@ class Kernel {
     ir::Type c_type = ir::Type::kF32, d_type = ir::Type::kF32;
     bool satfinite = false;
   };
-  void matrix_product(const ir::Instruction& ins, const MatrixProduct& p,
-                      const std::vector<const ir::Operand*>& d,
-                      const std::vector<const ir::Operand*>& a,
-                      const std::vector<const ir::Operand*>& bv,
-                      const std::vector<const ir::Operand*>& c);
+  // Its d, a, b and c are the instruction's four operands, in that order.
+  void matrix_product(const ir::Instruction& ins, const MatrixProduct& p);
   // A u32 that is values[lane] in each lane; refuses |ins| unless the values are linear in the
   // lane's bits, as every fragment layout's lane, register and element numbers are.
   uint32_t lane_function(const ir::Instruction& ins, const std::array<uint32_t, 32>& values);

@@ -44,6 +44,15 @@ namespace {
 
 using T = ir::Type;
 
+// The lane's groupID (lane / 4) and threadID_in_group (lane % 4), as u32 values.
+std::pair<uint32_t, uint32_t> quad_of(Kernel& k) {
+  const uint32_t lane = k.lane();
+  return {k.b.op(spv::Op::OpShiftRightLogical, k.t_u32, {lane, k.b.u32(2)}),
+          k.b.op(spv::Op::OpBitwiseAnd, k.t_u32, {lane, k.b.u32(3)})};
+}
+
+}  // namespace
+
 // The registers of a vector operand ("{%r1, %r2}"), or the one register.
 std::vector<const ir::Operand*> registers_of(const ir::Operand& o) {
   std::vector<const ir::Operand*> out;
@@ -55,14 +64,18 @@ std::vector<const ir::Operand*> registers_of(const ir::Operand& o) {
   return out;
 }
 
-// The lane's groupID (lane / 4) and threadID_in_group (lane % 4), as u32 values.
-std::pair<uint32_t, uint32_t> quad_of(Kernel& k) {
-  const uint32_t lane = k.lane();
-  return {k.b.op(spv::Op::OpShiftRightLogical, k.t_u32, {lane, k.b.u32(2)}),
-          k.b.op(spv::Op::OpBitwiseAnd, k.t_u32, {lane, k.b.u32(3)})};
+uint32_t elements_per_register(ir::Type type) {
+  switch (type) {
+    case ir::Type::kF16:
+    case ir::Type::kBF16:
+      return 2;
+    case ir::Type::kS8:
+    case ir::Type::kU8:
+      return 4;
+    default:
+      return 1;
+  }
 }
-
-}  // namespace
 
 void Kernel::lower_mma(const ir::Instruction& ins) {
   if (ins.types.size() != 4 || ins.operands.size() != 4) {
@@ -104,18 +117,8 @@ void Kernel::lower_mma(const ir::Instruction& ins) {
   p.c_type = ct;
   p.d_type = dt;
   p.satfinite = satfinite;
-  matrix_product(ins, p, registers_of(ins.operands[0]), registers_of(ins.operands[1]),
-                 registers_of(ins.operands[2]), registers_of(ins.operands[3]));
+  matrix_product(ins, p);
 }
-
-namespace {
-
-// Elements of multiplicand type |in| (f16, bf16, tf32, s8) in one 32-bit register.
-uint32_t per_register_of(ir::Type in) {
-  return in == ir::Type::kS8 ? 4 : in == ir::Type::kTF32 ? 1 : 2;
-}
-
-}  // namespace
 
 uint32_t Kernel::lane_function(const ir::Instruction& ins, const std::array<uint32_t, 32>& values) {
   bool constant = true;
@@ -161,12 +164,13 @@ uint32_t Kernel::lane_function(const ir::Instruction& ins, const std::array<uint
   return sum;
 }
 
-void Kernel::matrix_product(const ir::Instruction& ins, const MatrixProduct& p,
-                            const std::vector<const ir::Operand*>& d,
-                            const std::vector<const ir::Operand*>& a,
-                            const std::vector<const ir::Operand*>& bv,
-                            const std::vector<const ir::Operand*>& c) {
-  const uint32_t per_in = per_register_of(p.in);
+void Kernel::matrix_product(const ir::Instruction& ins, const MatrixProduct& p) {
+  if (ins.operands.size() != 4) invalid(ins, "a matrix product takes four operands: d, a, b, c");
+  const std::vector<const ir::Operand*> d = registers_of(ins.operands[0]);
+  const std::vector<const ir::Operand*> a = registers_of(ins.operands[1]);
+  const std::vector<const ir::Operand*> bv = registers_of(ins.operands[2]);
+  const std::vector<const ir::Operand*> c = registers_of(ins.operands[3]);
+  const uint32_t per_in = elements_per_register(p.in);
   const uint32_t per_c = p.c_type == T::kF16 ? 2 : 1, per_d = p.d_type == T::kF16 ? 2 : 1;
   const uint32_t elements = p.c->count;
   if (a.size() != p.a->count / per_in || bv.size() != p.b->count / per_in ||

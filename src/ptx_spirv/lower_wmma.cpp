@@ -35,25 +35,6 @@ using ptx::WmmaRole;
 
 constexpr uint32_t kLanes = 32;
 
-// The registers of a vector operand ("{%r1, %r2}"), or the one register.
-std::vector<const ir::Operand*> registers_of(const ir::Operand& o) {
-  std::vector<const ir::Operand*> out;
-  if (o.kind == ir::OperandKind::kVector) {
-    for (const ir::Operand& e : o.elements) out.push_back(&e);
-  } else {
-    out.push_back(&o);
-  }
-  return out;
-}
-
-uint32_t element_bytes(T type) {
-  return type == T::kS8 || type == T::kU8 ? 1 : type == T::kF16 || type == T::kBF16 ? 2 : 4;
-}
-// Elements packed in one 32-bit register.
-uint32_t per_register(T type) {
-  return 4 / element_bytes(type);
-}
-
 uint32_t log2_of(uint32_t power_of_two) {
   uint32_t log = 0;
   while ((1u << log) < power_of_two) ++log;
@@ -115,7 +96,7 @@ void Kernel::lower_wmma_memory(const ir::Instruction& ins, ptx::WmmaRole role, b
                          : "wmma.store takes an address, registers and an optional stride");
   }
   const WmmaFragment f = ptx::wmma_fragment(role, m, n, k, type == T::kF16);
-  const uint32_t bytes = element_bytes(type), per = per_register(type);
+  const uint32_t per = elements_per_register(type), bytes = 4 / per;
   const std::vector<const ir::Operand*> regs = registers_of(ins.operands[is_load ? 0 : 1]);
   if (regs.size() != f.per_lane / per) {
     invalid(ins, name + "'s fragment has the wrong number of registers for its type and shape");
@@ -245,8 +226,7 @@ void Kernel::lower_wmma_mma(const ir::Instruction& ins) {
   p.c_type = c_type;
   p.d_type = d_type;
   p.satfinite = saturate;
-  matrix_product(ins, p, registers_of(ins.operands[0]), registers_of(ins.operands[1]),
-                 registers_of(ins.operands[2]), registers_of(ins.operands[3]));
+  matrix_product(ins, p);
 }
 
 }  // namespace hal::ptx_spirv

@@ -202,12 +202,28 @@ Target warp_target() {
   return t;
 }
 
+// A device without 32-lane warps, whose warps run through workgroup memory.
+Target narrow_target() {
+  Target t = full_target();
+  t.no_warp32 = "the device's subgroups are 8 lanes wide";
+  return t;
+}
+
+// |ptx| translates to valid SPIR-V on 32-lane subgroups and through workgroup memory.
+void expect_valid_in_both_warp_forms(const std::string& ptx) {
+  for (const Target& target : {warp_target(), narrow_target()}) {
+    SCOPED_TRACE(target.warp32 ? "32-lane subgroups" : "through workgroup memory");
+    const Outcome o = translate_text(ptx, target);
+    ASSERT_TRUE(o.translated) << o.failure.message;
+    EXPECT_EQ(validate(o.translation.words), "");
+  }
+}
+
 // Without 32-lane warps, warp-level PTX runs through workgroup memory where the whole block
 // reaches each warp instruction together, and is refused where a branch that depends on the
 // thread decides whether it runs (naming that branch's line).
 TEST(PtxToSpirv, WarpLevelPtxWithoutWarpsRunsThroughWorkgroupMemory) {
-  Target narrow = full_target();
-  narrow.no_warp32 = "the device's subgroups are 8 lanes wide";
+  const Target narrow = narrow_target();
   const std::string regs = ".reg .b32 %r<6>; .reg .pred %p<3>; .reg .b64 %rd<2>;";
   auto translates = [&](const std::string& body) {
     SCOPED_TRACE(body);
@@ -320,13 +336,7 @@ TEST(PtxToSpirv, MmaAndLdmatrixTranslateToValidSpirv) {
       ".reg .b32 %r<16>; .reg .f32 %f<5>; .reg .b64 %rd<2>; .reg .pred %p<2>;"
       " .shared .align 16 .b8 s[512];",
       body);
-  Target narrow = full_target();
-  narrow.no_warp32 = "the device's subgroups are 8 lanes wide";
-  for (const Target& target : {warp_target(), narrow}) {
-    const Outcome o = translate_text(ptx, target);
-    ASSERT_TRUE(o.translated) << o.failure.message;
-    EXPECT_EQ(validate(o.translation.words), "");
-  }
+  expect_valid_in_both_warp_forms(ptx);
 }
 
 // wmma translates to valid SPIR-V in both warp forms, for each multiplicand type, a guarded
@@ -359,13 +369,7 @@ TEST(PtxToSpirv, WmmaTranslatesToValidSpirv) {
       ".reg .b32 %r<24>; .reg .f32 %f<8>; .reg .b64 %rd<2>; .reg .pred %p<2>;"
       " .shared .align 16 .b8 s[1024];",
       body);
-  Target narrow = full_target();
-  narrow.no_warp32 = "the device's subgroups are 8 lanes wide";
-  for (const Target& target : {warp_target(), narrow}) {
-    const Outcome o = translate_text(ptx, target);
-    ASSERT_TRUE(o.translated) << o.failure.message;
-    EXPECT_EQ(validate(o.translation.words), "");
-  }
+  expect_valid_in_both_warp_forms(ptx);
   expect_refused(
       kernel_with(".reg .f64 %fd<9>;",
                   "wmma.mma.sync.aligned.row.col.m8n8k4.rn.f64.f64.f64.f64 {%fd1, %fd2}, "

@@ -27,11 +27,22 @@
 
 namespace {
 
-std::string read_ptx(const std::string& name) {
+// Loads tests/ptx_cpu/triton/<name>.ptx on |device| and finds its entry, also named |name|;
+// false with hal's message in |error|.
+bool load_triton(hal_device device, const std::string& name, hal_module* module, hal_function* f,
+                 std::string* error) {
   std::ifstream in(std::string(HAL_SOURCE_DIR) + "/tests/ptx_cpu/triton/" + name + ".ptx");
   std::stringstream text;
   text << in.rdbuf();
-  return text.str();
+  const std::string ptx = text.str();
+  *module = nullptr;
+  if (hal_module_load(device, ptx.data(), ptx.size(), nullptr, module) != HAL_SUCCESS ||
+      hal_module_get_function(*module, name.c_str(), f) != HAL_SUCCESS) {
+    *error = hal_last_error();
+    if (*module != nullptr) hal_module_unload(*module);
+    return false;
+  }
+  return true;
 }
 
 class TritonOnVulkan : public ptx_spirv_testing::TwoDevices {
@@ -40,15 +51,9 @@ class TritonOnVulkan : public ptx_spirv_testing::TwoDevices {
   // profile_scratch) over |rows| x |cols| on |d|; empty with the message in |error| on failure.
   std::vector<float> softmax(ptx_spirv_testing::Device& d, const std::vector<float>& x,
                              uint32_t rows, uint32_t cols, std::string* error) {
-    const std::string ptx = read_ptx("softmax_rows");
     hal_module module = nullptr;
     hal_function f = nullptr;
-    if (hal_module_load(d.device, ptx.data(), ptx.size(), nullptr, &module) != HAL_SUCCESS ||
-        hal_module_get_function(module, "softmax_rows", &f) != HAL_SUCCESS) {
-      *error = hal_last_error();
-      if (module != nullptr) hal_module_unload(module);
-      return {};
-    }
+    if (!load_triton(d.device, "softmax_rows", &module, &f, error)) return {};
     const size_t bytes = x.size() * sizeof(float);
     hal_deviceptr in = 0, out = 0;
     EXPECT_EQ(hal_mem_alloc(d.device, bytes, &in), HAL_SUCCESS) << hal_last_error();
@@ -135,14 +140,12 @@ TEST_F(TritonOnVulkan, TensorCoreMatmulRunsAsOnTheCpuPtxDevice) {
   const uint32_t m = 72, n = 48, k = 64;  // N, K and the strides multiples of 16
   const std::vector<uint16_t> a = random_halves(size_t{m} * k, 1);
   const std::vector<uint16_t> bm = random_halves(size_t{k} * n, 2);
-  const std::string ptx = read_ptx("matmul_f16");
   std::vector<std::vector<float>> results;
   for (ptx_spirv_testing::Device* d : {&cpu_, &vulkan_}) {
     hal_module module = nullptr;
     hal_function f = nullptr;
-    ASSERT_EQ(hal_module_load(d->device, ptx.data(), ptx.size(), nullptr, &module), HAL_SUCCESS)
-        << hal_last_error();
-    ASSERT_EQ(hal_module_get_function(module, "matmul_f16", &f), HAL_SUCCESS) << hal_last_error();
+    std::string error;
+    ASSERT_TRUE(load_triton(d->device, "matmul_f16", &module, &f, &error)) << error;
     hal_deviceptr da = 0, db = 0, dc = 0, scratch = 0;
     ASSERT_EQ(hal_mem_alloc(d->device, a.size() * 2, &da), HAL_SUCCESS);
     ASSERT_EQ(hal_mem_alloc(d->device, bm.size() * 2, &db), HAL_SUCCESS);
@@ -198,15 +201,12 @@ TEST_F(TritonOnVulkan, FlashAttentionRunsAsOnTheCpuPtxDevice) {
     }
     qkv.push_back(t);
   }
-  const std::string ptx = read_ptx("flash_attention_fwd_2stage");
   std::vector<std::vector<float>> results;
   for (ptx_spirv_testing::Device* d : {&cpu_, &vulkan_}) {
     hal_module module = nullptr;
     hal_function f = nullptr;
-    ASSERT_EQ(hal_module_load(d->device, ptx.data(), ptx.size(), nullptr, &module), HAL_SUCCESS)
-        << hal_last_error();
-    ASSERT_EQ(hal_module_get_function(module, "flash_attention_fwd_2stage", &f), HAL_SUCCESS)
-        << hal_last_error();
+    std::string error;
+    ASSERT_TRUE(load_triton(d->device, "flash_attention_fwd_2stage", &module, &f, &error)) << error;
     hal_deviceptr buffers[4] = {}, scratch = 0;
     for (int i = 0; i < 4; ++i) {
       ASSERT_EQ(hal_mem_alloc(d->device, count * (i < 3 ? 2 : 4), &buffers[i]), HAL_SUCCESS);
@@ -264,13 +264,10 @@ TEST_F(TritonOnVulkan, FlashAttentionRunsAsOnTheCpuPtxDevice) {
 // The three-stage build's tiles take 40 KiB of shared memory: where the device has less
 // (lavapipe: 32 KiB), the launch is refused saying so; the kernel itself translates.
 TEST_F(TritonOnVulkan, FlashAttentionTranslatesAndNeedsItsSharedMemory) {
-  const std::string ptx = read_ptx("flash_attention_fwd");
   hal_module module = nullptr;
   hal_function f = nullptr;
-  ASSERT_EQ(hal_module_load(vulkan_.device, ptx.data(), ptx.size(), nullptr, &module), HAL_SUCCESS)
-      << hal_last_error();
-  ASSERT_EQ(hal_module_get_function(module, "flash_attention_fwd", &f), HAL_SUCCESS)
-      << hal_last_error();
+  std::string error;
+  ASSERT_TRUE(load_triton(vulkan_.device, "flash_attention_fwd", &module, &f, &error)) << error;
   hal_device_info info{};
   info.struct_size = sizeof info;
   ASSERT_EQ(hal_device_get_info(vulkan_.device, &info), HAL_SUCCESS);
